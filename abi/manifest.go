@@ -1,0 +1,221 @@
+// Package abi defines the contract between wasmcp and the tools it hosts:
+// the manifest that describes a module's tools, where the manifest is found,
+// and the constants a guest relies on. docs/abi.md is the prose version of
+// this package; the two change together.
+package abi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Version is the ABI version this server implements. A manifest must name it
+// in its "abi" field.
+const Version = 1
+
+// CustomSection is the name of the Wasm custom section that carries an
+// embedded manifest.
+const CustomSection = "wasmcp.manifest"
+
+// SidecarSuffix is appended to a module's stem to name its sidecar manifest:
+// calc.wasm is described by calc.manifest.json.
+const SidecarSuffix = ".manifest.json"
+
+// MaxManifestSize bounds a manifest's encoded size. Manifests are read before
+// any tool runs, so an unbounded one would let a tool directory exhaust the
+// server's memory at load.
+const MaxManifestSize = 1 << 20
+
+// MaxTools bounds the number of tools one module may declare.
+const MaxTools = 256
+
+// toolName is the name rule the MCP conformance suite checks; it is stricter
+// than the specification's 128 characters, so names that pass it work with
+// every client.
+var toolName = regexp.MustCompile(`^[A-Za-z0-9_./-]{1,64}$`)
+
+// OutputMode says how a tool's stdout becomes a tool result.
+type OutputMode string
+
+// The output modes. The zero value means OutputText.
+const (
+	// OutputText turns stdout into one text content block.
+	OutputText OutputMode = "text"
+	// OutputJSON parses stdout as a JSON object that becomes structuredContent,
+	// with its serialized form as a text block beside it.
+	OutputJSON OutputMode = "json"
+	// OutputResult parses stdout as a complete MCP CallToolResult.
+	OutputResult OutputMode = "result"
+)
+
+// Manifest describes the tools of one module.
+type Manifest struct {
+	// ABI is the ABI version the module was written for.
+	ABI int `json:"abi"`
+	// Tools lists the tools the module implements; at least one.
+	Tools []Tool `json:"tools"`
+	// Limits are the module's own, tighter limits. The server clamps them to
+	// its ceilings.
+	Limits Limits `json:"limits,omitzero"`
+}
+
+// Tool describes one tool. Its fields mirror MCP's Tool, plus Output.
+type Tool struct {
+	Name         string          `json:"name"`
+	Title        string          `json:"title,omitempty"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	Annotations  *Annotations    `json:"annotations,omitempty"`
+	Output       OutputMode      `json:"output,omitempty"`
+}
+
+// Annotations are MCP's tool hints. They are advice to clients, never trusted
+// by the server.
+type Annotations struct {
+	Title           string `json:"title,omitempty"`
+	ReadOnlyHint    *bool  `json:"readOnlyHint,omitempty"`
+	DestructiveHint *bool  `json:"destructiveHint,omitempty"`
+	IdempotentHint  *bool  `json:"idempotentHint,omitempty"`
+	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
+}
+
+// Limits are per-module resource limits. A zero field means "the server's
+// ceiling".
+type Limits struct {
+	Timeout Duration `json:"timeout,omitzero"`
+	Memory  Size     `json:"memory,omitzero"`
+	Output  Size     `json:"output,omitzero"`
+}
+
+// ParseManifest decodes and checks a manifest. Unknown fields are errors, so
+// that a misspelt field is reported rather than silently ignored. Schemas are
+// checked only for shape here; compiling them is the host's job.
+func ParseManifest(data []byte) (*Manifest, error) {
+	if len(data) > MaxManifestSize {
+		return nil, fmt.Errorf("manifest is %d bytes, over the %d-byte limit", len(data), MaxManifestSize)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var m Manifest
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("manifest is not valid JSON for ABI %d: %w", Version, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("manifest has data after its JSON object")
+	}
+	if err := m.Check(); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// Check reports the first rule the manifest breaks.
+func (m *Manifest) Check() error {
+	if m.ABI != Version {
+		if m.ABI == 0 {
+			return fmt.Errorf(`manifest has no "abi" field; this server implements abi %d`, Version)
+		}
+		return fmt.Errorf("manifest asks for abi %d; this server implements abi %d", m.ABI, Version)
+	}
+	if len(m.Tools) == 0 {
+		return errors.New("manifest declares no tools")
+	}
+	if len(m.Tools) > MaxTools {
+		return fmt.Errorf("manifest declares %d tools, over the limit of %d", len(m.Tools), MaxTools)
+	}
+	seen := make(map[string]bool, len(m.Tools))
+	for i := range m.Tools {
+		t := &m.Tools[i]
+		if err := t.check(); err != nil {
+			return fmt.Errorf("tool %d (%q): %w", i, t.Name, err)
+		}
+		if seen[t.Name] {
+			return fmt.Errorf("tool name %q is declared twice", t.Name)
+		}
+		seen[t.Name] = true
+	}
+	if m.Limits.Timeout < 0 || m.Limits.Memory < 0 || m.Limits.Output < 0 {
+		return errors.New("limits must not be negative")
+	}
+	return nil
+}
+
+func (t *Tool) check() error {
+	if !toolName.MatchString(t.Name) {
+		return fmt.Errorf("name must match %s", toolName)
+	}
+	if strings.TrimSpace(t.Description) == "" {
+		return errors.New(`"description" is required: it is what a model reads to choose the tool`)
+	}
+	if err := checkObjectRoot("inputSchema", t.InputSchema); err != nil {
+		return err
+	}
+	switch t.Output {
+	case "", OutputText, OutputJSON, OutputResult:
+	default:
+		return fmt.Errorf(`"output" must be "text", "json" or "result", not %q`, t.Output)
+	}
+	if len(t.OutputSchema) > 0 {
+		if err := checkObjectRoot("outputSchema", t.OutputSchema); err != nil {
+			return err
+		}
+		if t.Mode() == OutputText {
+			return errors.New(`"outputSchema" needs "output": "json" or "result"; a text result has no structuredContent to check`)
+		}
+	}
+	return nil
+}
+
+// Mode returns the tool's output mode, resolving the default.
+func (t *Tool) Mode() OutputMode {
+	if t.Output == "" {
+		return OutputText
+	}
+	return t.Output
+}
+
+// checkObjectRoot requires a JSON object whose "type" is "object", which both
+// MCP revisions demand of inputSchema and 2025-11-25 demands of outputSchema.
+func checkObjectRoot(field string, raw json.RawMessage) error {
+	if len(raw) == 0 {
+		return fmt.Errorf("%q is required", field)
+	}
+	var root map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &root); err != nil {
+		return fmt.Errorf("%q must be a JSON object", field)
+	}
+	var typ string
+	if err := json.Unmarshal(root["type"], &typ); err != nil || typ != "object" {
+		return fmt.Errorf(`%q must have "type": "object" at its root`, field)
+	}
+	return nil
+}
+
+// Duration is a time.Duration written as a Go duration string ("5s").
+type Duration time.Duration
+
+// MarshalJSON implements json.Marshaler.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).String())
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return errors.New(`a duration is a string such as "5s" or "250ms"`)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("bad duration %q: %w", s, err)
+	}
+	*d = Duration(v)
+	return nil
+}

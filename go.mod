@@ -1,0 +1,11 @@
+module github.com/wasmcp/wasmcp
+
+go 1.26.8
+
+require (
+	github.com/modelcontextprotocol/go-sdk v1.8.0 // indirect
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
+	github.com/tetratelabs/wazero v1.12.0 // indirect
+	golang.org/x/sys v0.44.0 // indirect
+	golang.org/x/text v0.14.0 // indirect
+)

@@ -1,0 +1,193 @@
+package sandbox
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wasmcp/wasmcp/internal/wasmbin"
+	"github.com/wasmcp/wasmcp/internal/wattest"
+)
+
+func newEngine(t *testing.T) *Engine {
+	t.Helper()
+	e, err := NewEngine(context.Background(), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close(context.Background()) })
+	return e
+}
+
+func compile(t *testing.T, e *Engine, name string) *Compiled {
+	t.Helper()
+	c, err := e.Compile(context.Background(), wattest.Build(t, name))
+	if err != nil {
+		t.Fatalf("Compile(%s): %v", name, err)
+	}
+	return c
+}
+
+var small = Limits{Timeout: 300 * time.Millisecond, Memory: 16 << 20, Output: 64 << 10}
+
+// slack is how far past its time limit a stopped run may end. It is a bound
+// on hanging, not a performance figure: runs usually stop within
+// milliseconds of the limit.
+const slack = 5 * time.Second
+
+func TestHostileModulesFailWithTheirCause(t *testing.T) {
+	e := newEngine(t)
+	for _, tc := range []struct {
+		module string
+		kind   FailureKind
+		detail string
+	}{
+		{"loop", TimeLimit, "300ms time limit"},
+		{"grow", MemoryLimit, "limit is 16 MiB"},
+		{"hugemem", MemoryLimit, "needs 3750 MiB"},
+		{"recurse", StackOverflow, "call stack"},
+		{"spam", OutputLimit, "more than 64 KiB to stdout"},
+		{"trap", Trap, "integer divide by zero"},
+		{"fail", Exit, "status 3"},
+	} {
+		t.Run(tc.module, func(t *testing.T) {
+			c := compile(t, e, tc.module)
+			out := c.Run(context.Background(), e, Run{Args: []string{tc.module, "t"}, Limits: small})
+			if out.Failure == nil {
+				t.Fatalf("run succeeded; want a %s failure", tc.kind)
+			}
+			if out.Failure.Kind != tc.kind {
+				t.Fatalf("failure = %s (%s); want %s", out.Failure.Kind, out.Failure.Detail, tc.kind)
+			}
+			if !strings.Contains(out.Failure.Detail, tc.detail) {
+				t.Errorf("detail %q does not mention %q", out.Failure.Detail, tc.detail)
+			}
+			if out.Duration > small.Timeout+slack {
+				t.Errorf("run took %v, far past its %v limit", out.Duration, small.Timeout)
+			}
+			// The engine still works after each failure.
+			ok := compile(t, e, "echo").Run(context.Background(), e, Run{Stdin: []byte("ping"), Limits: small})
+			if ok.Failure != nil || string(ok.Stdout) != "ping" {
+				t.Fatalf("echo after %s: %+v %q", tc.module, ok.Failure, ok.Stdout)
+			}
+		})
+	}
+}
+
+func TestOutputIsKeptUpToTheCap(t *testing.T) {
+	e := newEngine(t)
+	out := compile(t, e, "spam").Run(context.Background(), e, Run{Limits: small})
+	if int64(len(out.Stdout)) != small.Output {
+		t.Fatalf("kept %d bytes of stdout; want exactly the %d-byte cap", len(out.Stdout), small.Output)
+	}
+}
+
+func TestStderrIsCapturedOnExit(t *testing.T) {
+	e := newEngine(t)
+	out := compile(t, e, "fail").Run(context.Background(), e, Run{Limits: small})
+	if out.Failure == nil || out.Failure.ExitCode != 3 {
+		t.Fatalf("failure = %+v; want exit 3", out.Failure)
+	}
+	if !strings.Contains(string(out.Stderr), "the widget is broken") {
+		t.Fatalf("stderr = %q", out.Stderr)
+	}
+}
+
+func TestArgsAndStdinReachTheGuest(t *testing.T) {
+	e := newEngine(t)
+	out := compile(t, e, "argv").Run(context.Background(), e, Run{Args: []string{"calc", "add"}, Limits: small})
+	if out.Failure != nil || string(out.Stdout) != "calc\x00add\x00" {
+		t.Fatalf("argv run: %+v %q", out.Failure, out.Stdout)
+	}
+	in := strings.Repeat(`{"k":"v"}`, 20000) // larger than the guest's read buffer
+	out = compile(t, e, "echo").Run(context.Background(), e, Run{Stdin: []byte(in), Limits: Limits{Timeout: 5 * time.Second, Memory: 1 << 20, Output: 1 << 20}})
+	if out.Failure != nil || string(out.Stdout) != in {
+		t.Fatalf("echo run: %+v, %d bytes out of %d", out.Failure, len(out.Stdout), len(in))
+	}
+}
+
+func TestGuestSeesNoEnvironmentOrFiles(t *testing.T) {
+	t.Setenv("WASMCP_SECRET", "hunter2")
+	e := newEngine(t)
+	out := compile(t, e, "probe").Run(context.Background(), e, Run{Limits: small})
+	if out.Failure != nil || string(out.Stdout) != "sealed" {
+		t.Fatalf("probe: %+v %q", out.Failure, out.Stdout)
+	}
+}
+
+func TestCancellationStopsTheRun(t *testing.T) {
+	e := newEngine(t)
+	c := compile(t, e, "loop")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan Outcome)
+	go func() { done <- c.Run(ctx, e, Run{Limits: Limits{Timeout: time.Hour, Memory: 1 << 20, Output: 1024}}) }()
+	cancel()
+	select {
+	case out := <-done:
+		if out.Failure == nil || out.Failure.Kind != Cancelled {
+			t.Fatalf("failure = %+v; want cancelled", out.Failure)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("cancelled run did not stop")
+	}
+}
+
+func TestEachRunGetsAFreshInstance(t *testing.T) {
+	// A counter in a global would survive between runs if instances were
+	// reused; the module exits with the counter's value after incrementing.
+	e := newEngine(t)
+	c := compile(t, e, "counter")
+	for i := 0; i < 3; i++ {
+		out := c.Run(context.Background(), e, Run{Limits: small})
+		if out.Failure == nil || out.Failure.ExitCode != 1 {
+			t.Fatalf("run %d: %+v; want exit 1 (a fresh counter)", i, out.Failure)
+		}
+	}
+}
+
+func TestCheckModule(t *testing.T) {
+	e := newEngine(t)
+	for name, want := range map[string]string{
+		"badimport": "env.open_socket",
+		"nostart":   "_start",
+	} {
+		m, err := wasmbin.Parse(wattest.Build(t, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = e.CheckModule(m)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("CheckModule(%s) = %v; want an error naming %q", name, err, want)
+		}
+	}
+	m, err := wasmbin.Parse(wattest.Build(t, "echo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.CheckModule(m); err != nil {
+		t.Errorf("CheckModule(echo) = %v", err)
+	}
+}
+
+func TestMeterRefusesGrowthPastLimit(t *testing.T) {
+	m := &meter{limit: 4 * pageSize}
+	if b := m.Reallocate(pageSize); len(b) != pageSize {
+		t.Fatalf("first allocation: %d bytes", len(b))
+	}
+	b := m.Reallocate(3 * pageSize)
+	if len(b) != 3*pageSize {
+		t.Fatalf("grow: %d bytes", len(b))
+	}
+	for _, c := range b {
+		if c != 0 {
+			t.Fatal("grown memory is not zeroed")
+		}
+	}
+	if m.Reallocate(5*pageSize) != nil {
+		t.Fatal("growth past the limit was allowed")
+	}
+	if m.denied != 5*pageSize || m.peak != 3*pageSize {
+		t.Fatalf("denied=%d peak=%d", m.denied, m.peak)
+	}
+}

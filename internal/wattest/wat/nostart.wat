@@ -1,0 +1,4 @@
+;; A reactor: it exports no _start.
+(module
+  (memory (export "memory") 1)
+  (func (export "run")))

@@ -1,0 +1,65 @@
+// Package wattest assembles the WebAssembly text modules that tests run:
+// hostile guests (loops, memory bombs, output floods) and tiny probes of the
+// ABI. They are kept as text so that a reader sees exactly what each does.
+//
+// Assembling needs wat2wasm from Debian's wabt package, which scripts/setup
+// installs. A missing assembler fails the test with that instruction; it
+// never skips, so CI cannot pass without running these tests.
+package wattest
+
+import (
+	"embed"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+//go:embed wat/*.wat
+var sources embed.FS
+
+// Names lists the modules Build can assemble.
+func Names() []string {
+	entries, _ := sources.ReadDir("wat")
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		names = append(names, e.Name()[:len(e.Name())-len(".wat")])
+	}
+	return names
+}
+
+// Build assembles wat/<name>.wat and returns the binary.
+func Build(t testing.TB, name string) []byte {
+	t.Helper()
+	src, err := sources.ReadFile("wat/" + name + ".wat")
+	if err != nil {
+		t.Fatalf("wattest: no module %q: %v", name, err)
+	}
+	tool, err := exec.LookPath("wat2wasm")
+	if err != nil {
+		t.Fatalf("wattest: wat2wasm not found; run scripts/setup (it installs Debian's wabt package)")
+	}
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, name+".wat"), filepath.Join(dir, name+".wasm")
+	if err := os.WriteFile(in, src, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if msg, err := exec.Command(tool, in, "-o", out).CombinedOutput(); err != nil {
+		t.Fatalf("wat2wasm %s: %v\n%s", name, err, msg)
+	}
+	bin, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// Write assembles a module into dir as <stem>.wasm and returns its path.
+func Write(t testing.TB, dir, name, stem string) string {
+	t.Helper()
+	path := filepath.Join(dir, stem+".wasm")
+	if err := os.WriteFile(path, Build(t, name), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
