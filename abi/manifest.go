@@ -206,6 +206,9 @@ func (d Duration) MarshalJSON() ([]byte, error) {
 	return json.Marshal(time.Duration(d).String())
 }
 
+// String formats the duration as Go does ("5s").
+func (d Duration) String() string { return time.Duration(d).String() }
+
 // UnmarshalJSON implements json.Unmarshaler.
 func (d *Duration) UnmarshalJSON(b []byte) error {
 	var s string

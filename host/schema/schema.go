@@ -53,6 +53,10 @@ func Compile(raw json.RawMessage) (*Schema, error) {
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
+	// 2020-12 makes "format" an annotation by default; tools declare
+	// formats because they rely on them, and a model that sends "03/01/2026"
+	// for a date should hear so before the tool runs.
+	c.AssertFormat()
 	c.UseLoader(refuseLoader{})
 	if err := c.AddResource(resourceURL, doc); err != nil {
 		return nil, fmt.Errorf("schema: %w", err)

@@ -1,0 +1,33 @@
+# The two commands a new user needs:
+#   make run    builds the server and the example tools and serves them over
+#               Streamable HTTP at http://127.0.0.1:8080/mcp
+#   make test   installs what the tests need, then runs every check
+GO      ?= go
+BIN     := build/wasmcp
+TOOLS   := build/tools
+ADDR    ?= 127.0.0.1:8080
+
+.PHONY: run serve-stdio build tools setup test lint
+
+run: tools
+	$(BIN) serve --tools $(TOOLS) --http $(ADDR)
+
+serve-stdio: tools
+	$(BIN) serve --tools $(TOOLS)
+
+build:
+	$(GO) build -trimpath -o $(BIN) ./cmd/wasmcp
+
+tools: build
+	scripts/build-tools $(TOOLS) $(BIN)
+
+setup:
+	scripts/setup
+
+lint:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+
+test: setup lint
+	$(GO) test -count=1 ./...

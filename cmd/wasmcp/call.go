@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/wasmcp/wasmcp/host"
+	"github.com/wasmcp/wasmcp/mcpserver"
+)
+
+func runCall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("call", flag.ContinueOnError)
+	var hf hostFlags
+	hf.register(fs)
+	hf.logLevel = "warn"
+	if code, ok := parse(fs, args, stderr, "[flags] TOOL [ARGUMENTS_JSON | -]\n\nRuns TOOL once, as tools/call would, and prints the MCP result as JSON.\nARGUMENTS_JSON defaults to {}; - reads it from stdin. Exits 1 when the result has isError."); !ok {
+		return code
+	}
+	if fs.NArg() < 1 || fs.NArg() > 2 {
+		fs.Usage()
+		return exitUsage
+	}
+	name := fs.Arg(0)
+	var argsJSON []byte
+	switch a := fs.Arg(1); a {
+	case "":
+	case "-":
+		b, err := io.ReadAll(io.LimitReader(stdin, mcpserver.MaxMessageSize+1))
+		if err != nil {
+			fmt.Fprintln(stderr, "wasmcp call: reading arguments:", err)
+			return exitFailure
+		}
+		argsJSON = b
+	default:
+		argsJSON = []byte(a)
+	}
+	if len(argsJSON) > 0 && !json.Valid(argsJSON) {
+		fmt.Fprintln(stderr, "wasmcp call: the arguments are not valid JSON")
+		return exitUsage
+	}
+
+	l, err := hf.load(ctx, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "wasmcp call:", err)
+		return exitFailure
+	}
+	defer l.close()
+	res, err := l.host.Call(ctx, name, argsJSON)
+	if errors.Is(err, host.ErrUnknownTool) {
+		var names []string
+		for _, t := range l.host.Catalog().Tools {
+			names = append(names, t.Spec.Name)
+		}
+		fmt.Fprintf(stderr, "wasmcp call: no tool %q in %s (tools: %s)\n", name, hf.tools, strings.Join(names, ", "))
+		return exitFailure
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "wasmcp call:", err)
+		return exitFailure
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(res); err != nil {
+		fmt.Fprintln(stderr, "wasmcp call:", err)
+		return exitUnhandled
+	}
+	if res.IsError {
+		return exitFailure
+	}
+	return exitOK
+}

@@ -1,0 +1,98 @@
+// Command wasmcp serves tools compiled to WebAssembly over the Model Context
+// Protocol, and helps authors build, inspect and try them.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+// Exit codes.
+const (
+	exitOK        = 0
+	exitFailure   = 1 // the command ran and failed (or the tool returned isError)
+	exitUsage     = 2 // bad flags or arguments
+	exitUnhandled = 3 // an internal error
+)
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int
+}
+
+var commands = []command{
+	{"serve", "serve a directory of tools over MCP (stdio, or HTTP with --http)", runServe},
+	{"list", "list the tools of a directory and the files that failed to load", runList},
+	{"call", "run one tool once with JSON arguments and print its result", runCall},
+	{"inspect", "show a module's manifest, imports, exports and memory", runInspect},
+	{"pack", "embed a manifest into a module as a custom section", runPack},
+	{"version", "print the version", runVersion},
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			return c.run(ctx, args[1:], stdin, stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "wasmcp: unknown command %q\n\n", args[0])
+	usage(stderr)
+	return exitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "Usage: wasmcp <command> [flags] [arguments]\n\nCommands:")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'wasmcp <command> --help' for a command's flags.")
+}
+
+// parse parses a command's flags, reporting errors in the usual way. It
+// returns ok=false with the exit code to use when the command should stop.
+func parse(fs *flag.FlagSet, args []string, stderr io.Writer, synopsis string) (code int, ok bool) {
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: wasmcp %s %s\n\nFlags:\n", fs.Name(), synopsis)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK, false
+		}
+		return exitUsage, false
+	}
+	return exitOK, true
+}
+
+func runVersion(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("version", flag.ContinueOnError)
+	if code, ok := parse(fs, args, stderr, ""); !ok {
+		return code
+	}
+	fmt.Fprintln(stdout, "wasmcp", version)
+	return exitOK
+}

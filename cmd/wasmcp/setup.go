@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/host"
+	"github.com/wasmcp/wasmcp/host/catalog"
+	"github.com/wasmcp/wasmcp/host/sandbox"
+)
+
+// hostFlags are the flags shared by every command that loads a directory.
+type hostFlags struct {
+	tools        string
+	timeout      time.Duration
+	memory       abi.Size
+	output       abi.Size
+	concurrency  int
+	queueTimeout time.Duration
+	cacheDir     string
+	logLevel     string
+	logFormat    string
+}
+
+func (f *hostFlags) register(fs *flag.FlagSet) {
+	f.memory = 64 << 20
+	f.output = 1 << 20
+	fs.StringVar(&f.tools, "tools", "tools", "`directory` of .wasm tool modules")
+	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "ceiling on one call's run time; a manifest may ask for less")
+	fs.Var(&f.memory, "memory", "ceiling on one call's linear memory (e.g. 64MiB); a manifest may ask for less")
+	fs.Var(&f.output, "output", "ceiling on one call's stdout, and separately its stderr (e.g. 1MiB)")
+	fs.IntVar(&f.concurrency, "concurrency", host.DefaultConcurrency(), "calls that may run at once")
+	fs.DurationVar(&f.queueTimeout, "queue-timeout", 5*time.Second, "how long a call waits for a free slot before it is answered busy")
+	fs.StringVar(&f.cacheDir, "cache-dir", defaultCacheDir(), "`directory` for compiled code, reused across restarts (empty: memory only)")
+	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
+}
+
+func defaultCacheDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "wasmcp")
+}
+
+func (f *hostFlags) ceilings() sandbox.Limits {
+	return sandbox.Limits{Timeout: f.timeout, Memory: int64(f.memory), Output: int64(f.output)}
+}
+
+func (f *hostFlags) check() error {
+	switch {
+	case f.timeout <= 0:
+		return fmt.Errorf("--timeout must be positive")
+	case f.memory < 64<<10:
+		return fmt.Errorf("--memory must be at least 64KiB (one Wasm page)")
+	case f.output <= 0:
+		return fmt.Errorf("--output must be positive")
+	case f.concurrency < 1:
+		return fmt.Errorf("--concurrency must be at least 1")
+	case f.queueTimeout < 0:
+		return fmt.Errorf("--queue-timeout must not be negative")
+	}
+	return nil
+}
+
+// logger builds the server's logger. Logs always go to stderr: in stdio
+// mode, stdout carries protocol messages only.
+func (f *hostFlags) logger(stderr io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch strings.ToLower(f.logFormat) {
+	case "text":
+		return slog.New(slog.NewTextHandler(stderr, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(stderr, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format must be text or json, not %q", f.logFormat)
+}
+
+// loaded is a host ready to serve.
+type loaded struct {
+	engine *sandbox.Engine
+	host   *host.Host
+	log    *slog.Logger
+}
+
+func (l *loaded) close() { l.engine.Close(context.Background()) }
+
+func (f *hostFlags) load(ctx context.Context, stderr io.Writer) (*loaded, error) {
+	if err := f.check(); err != nil {
+		return nil, err
+	}
+	log, err := f.logger(stderr)
+	if err != nil {
+		return nil, err
+	}
+	engine, err := sandbox.NewEngine(ctx, sandbox.Config{CacheDir: f.cacheDir})
+	if err != nil {
+		return nil, err
+	}
+	cat, err := catalog.Load(f.tools, catalog.Options{Engine: engine, Ceilings: f.ceilings(), Logger: log})
+	if err != nil {
+		engine.Close(ctx)
+		return nil, err
+	}
+	h := host.New(engine, cat, host.Options{Concurrency: f.concurrency, QueueTimeout: f.queueTimeout, Logger: log})
+	return &loaded{engine: engine, host: h, log: log}, nil
+}

@@ -1,0 +1,266 @@
+// Package host runs tool calls: it checks arguments against the tool's
+// inputSchema, waits for a free slot, runs the module in the sandbox and
+// turns what the module produced, or how it failed, into an MCP tool result.
+//
+// Every failure of a tool is a result with isError set and a message meant
+// for the model that made the call; Call returns a Go error only when the
+// tool does not exist.
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/host/catalog"
+	"github.com/wasmcp/wasmcp/host/sandbox"
+	"github.com/wasmcp/wasmcp/host/schema"
+)
+
+// StderrTail is how much of a failed tool's stderr goes into the error text:
+// enough for a message and a little context, not a log dump.
+const StderrTail = 2048
+
+// DefaultConcurrency is the default bound on calls running at once: each run
+// is CPU-bound, so more than a couple per core only adds latency.
+func DefaultConcurrency() int { return 2 * runtime.GOMAXPROCS(0) }
+
+// Options configure a Host.
+type Options struct {
+	// Concurrency bounds calls running at once; 0 means DefaultConcurrency.
+	Concurrency int
+	// QueueTimeout bounds how long a call waits for a slot before it is
+	// answered "busy".
+	QueueTimeout time.Duration
+	Logger       *slog.Logger
+}
+
+// Host runs calls against a catalog.
+type Host struct {
+	engine       *sandbox.Engine
+	catalog      *catalog.Catalog
+	slots        chan struct{}
+	queueTimeout time.Duration
+	log          *slog.Logger
+}
+
+// New returns a Host for the catalog's tools.
+func New(engine *sandbox.Engine, cat *catalog.Catalog, opts Options) *Host {
+	n := opts.Concurrency
+	if n <= 0 {
+		n = DefaultConcurrency()
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Host{engine: engine, catalog: cat, slots: make(chan struct{}, n), queueTimeout: opts.QueueTimeout, log: log}
+}
+
+// Catalog returns the tools the host serves.
+func (h *Host) Catalog() *catalog.Catalog { return h.catalog }
+
+// ErrUnknownTool is returned by Call for a name no module provides.
+var ErrUnknownTool = errors.New("unknown tool")
+
+// Call runs one tool call. args is the call's "arguments" JSON; empty or
+// null means {}.
+func (h *Host) Call(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	t, ok := h.catalog.Lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownTool, name)
+	}
+	start := time.Now()
+	res, outcome := h.call(ctx, t, args)
+	h.log.Info("call", "tool", name, "outcome", outcome.kind, "duration", time.Since(start), "peak_memory", outcome.peak)
+	return res, nil
+}
+
+// outcome is what the call log records.
+type outcome struct {
+	kind string
+	peak int64
+}
+
+func (h *Host) call(ctx context.Context, t *catalog.Tool, args json.RawMessage) (*mcp.CallToolResult, outcome) {
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	violations, err := t.Input.Validate(args)
+	if err != nil {
+		return errorResult(fmt.Sprintf("invalid arguments for %s: %v", t.Spec.Name, err)), outcome{kind: "invalid_arguments"}
+	}
+	if len(violations) > 0 {
+		return errorResult(violationText("invalid arguments for "+t.Spec.Name, violations)), outcome{kind: "invalid_arguments"}
+	}
+
+	release, err := h.acquire(ctx)
+	if err != nil {
+		return errorResult(err.Error()), outcome{kind: "busy"}
+	}
+	defer release()
+
+	prog, err := t.Module.Compiled(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return errorResult("the call was cancelled by the client"), outcome{kind: string(sandbox.Cancelled)}
+		}
+		return errorResult(fmt.Sprintf("%s cannot run: module %s failed to compile: %v", t.Spec.Name, t.Module.Stem, err)), outcome{kind: "compile"}
+	}
+	run := prog.Run(ctx, h.engine, sandbox.Run{
+		Args:   []string{t.Module.Stem, t.Spec.Name},
+		Stdin:  args,
+		Limits: t.Module.Limits,
+	})
+	if run.Failure != nil {
+		return errorResult(failureText(t.Spec.Name, run)), outcome{kind: string(run.Failure.Kind), peak: run.PeakMemory}
+	}
+	res, err := Result(t, run.Stdout)
+	if err != nil {
+		return errorResult(fmt.Sprintf("%s returned an unusable result: %v", t.Spec.Name, err)), outcome{kind: "bad_output", peak: run.PeakMemory}
+	}
+	kind := "ok"
+	if res.IsError {
+		kind = "tool_error"
+	}
+	return res, outcome{kind: kind, peak: run.PeakMemory}
+}
+
+// acquire waits for a run slot, at most the queue timeout.
+func (h *Host) acquire(ctx context.Context) (release func(), err error) {
+	select {
+	case h.slots <- struct{}{}:
+		return func() { <-h.slots }, nil
+	default:
+	}
+	timer := time.NewTimer(h.queueTimeout)
+	defer timer.Stop()
+	select {
+	case h.slots <- struct{}{}:
+		return func() { <-h.slots }, nil
+	case <-timer.C:
+		return nil, fmt.Errorf("the server is busy: all %d run slots stayed in use for %s; try again shortly", cap(h.slots), h.queueTimeout)
+	case <-ctx.Done():
+		return nil, errors.New("the call was cancelled by the client")
+	}
+}
+
+// Result turns a successful run's stdout into a tool result according to the
+// tool's output mode, checking structuredContent against the outputSchema.
+func Result(t *catalog.Tool, stdout []byte) (*mcp.CallToolResult, error) {
+	switch t.Spec.Mode() {
+	case abi.OutputJSON:
+		var obj map[string]any
+		if err := json.Unmarshal(stdout, &obj); err != nil || obj == nil {
+			return nil, fmt.Errorf(`output mode "json" needs one JSON object on stdout; got %s`, preview(stdout))
+		}
+		if err := checkOutput(t, obj); err != nil {
+			return nil, err
+		}
+		text, err := json.Marshal(obj)
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.CallToolResult{
+			Content:           []mcp.Content{&mcp.TextContent{Text: string(text)}},
+			StructuredContent: obj,
+		}, nil
+	case abi.OutputResult:
+		var res mcp.CallToolResult
+		if err := json.Unmarshal(stdout, &res); err != nil {
+			return nil, fmt.Errorf(`output mode "result" needs an MCP CallToolResult object on stdout: %v`, err)
+		}
+		if res.Content == nil {
+			res.Content = []mcp.Content{}
+		}
+		if res.StructuredContent != nil && !res.IsError {
+			if err := checkOutput(t, res.StructuredContent); err != nil {
+				return nil, err
+			}
+		} else if t.Output != nil && !res.IsError {
+			return nil, errors.New("the tool declares an outputSchema but returned no structuredContent")
+		}
+		return &res, nil
+	default:
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.ToValidUTF8(string(stdout), "\uFFFD")}}}, nil
+	}
+}
+
+func checkOutput(t *catalog.Tool, v any) error {
+	if t.Output == nil {
+		return nil
+	}
+	// Round-trip through JSON so numbers have the types the validator takes.
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	violations, err := t.Output.Validate(raw)
+	if err != nil {
+		return err
+	}
+	if len(violations) > 0 {
+		return errors.New(violationText("its structuredContent does not match its outputSchema", violations))
+	}
+	return nil
+}
+
+func errorResult(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: true}
+}
+
+func violationText(head string, vs []schema.Violation) string {
+	var b strings.Builder
+	b.WriteString(head)
+	b.WriteString(":")
+	for _, v := range vs {
+		b.WriteString("\n- ")
+		b.WriteString(v.String())
+	}
+	return b.String()
+}
+
+func failureText(tool string, run sandbox.Outcome) string {
+	tail := tailText(run.Stderr, StderrTail)
+	switch {
+	case tail == "":
+		return tool + " failed: " + run.Failure.Detail
+	case run.Failure.Kind == sandbox.Exit:
+		// A tool that exits non-zero has usually explained why on stderr;
+		// that explanation leads.
+		return fmt.Sprintf("%s failed (exit status %d): %s", tool, run.Failure.ExitCode, tail)
+	}
+	return tool + " failed: " + run.Failure.Detail + "\nstderr:\n" + tail
+}
+
+// tailText returns the last n bytes of b as trimmed, valid UTF-8.
+func tailText(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+		for len(b) > 0 && !utf8.RuneStart(b[0]) {
+			b = b[1:]
+		}
+	}
+	return strings.TrimSpace(strings.ToValidUTF8(string(b), "\uFFFD"))
+}
+
+func preview(b []byte) string {
+	if len(b) == 0 {
+		return "nothing"
+	}
+	const n = 200
+	s := strings.ToValidUTF8(string(b), "\uFFFD")
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return fmt.Sprintf("%q", s)
+}

@@ -1,0 +1,195 @@
+// Package guard checks the JSON-RPC envelope of each inbound message before
+// the MCP SDK sees it. The SDK closes a stdio connection on a line it cannot
+// decode and answers some malformed HTTP bodies with plain text; JSON-RPC 2.0
+// asks for an error object instead, and a server that hosts tools for
+// agents must survive whatever a client sends. The guard answers every
+// malformed message itself, so only well-formed envelopes reach the SDK.
+package guard
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// JSON-RPC 2.0 error codes.
+const (
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternalError  = -32603
+)
+
+// Kind classifies a message.
+type Kind int
+
+// The kinds of message.
+const (
+	// Invalid messages are answered by the guard with an error.
+	Invalid Kind = iota
+	Request
+	Notification
+	Response
+)
+
+// Verdict is what Inspect found.
+type Verdict struct {
+	Kind Kind
+	// ID is the message's id as it appeared on the wire, compacted; nil when
+	// there is none or it could not be read.
+	ID json.RawMessage
+	// Method is the method of a request or notification.
+	Method string
+	// Params is the raw params member, if present.
+	Params json.RawMessage
+	// Code and Message describe why an Invalid message was refused.
+	Code    int
+	Message string
+}
+
+// Inspect classifies one message. It never fails: anything it cannot accept
+// is an Invalid verdict with the code to answer with.
+func Inspect(msg []byte) Verdict {
+	trimmed := bytes.TrimSpace(msg)
+	if !json.Valid(trimmed) {
+		return invalid(nil, CodeParseError, "parse error: the message is not valid JSON")
+	}
+	switch trimmed[0] {
+	case '{':
+	case '[':
+		return invalid(nil, CodeInvalidRequest, "invalid request: batches are not supported (MCP removed JSON-RPC batching in 2025-06-18); send one message at a time")
+	default:
+		return invalid(nil, CodeInvalidRequest, "invalid request: a message must be a JSON object")
+	}
+	var env map[string]json.RawMessage
+	if err := json.Unmarshal(trimmed, &env); err != nil {
+		// Valid JSON that is an object always decodes; this is defensive.
+		return invalid(nil, CodeParseError, "parse error: "+err.Error())
+	}
+
+	rawID, hasID := env["id"]
+	var id json.RawMessage
+	if hasID {
+		var ok bool
+		if id, ok = checkID(rawID); !ok {
+			return invalid(nil, CodeInvalidRequest, "invalid request: id must be a string or an integer (MCP forbids null)")
+		}
+	}
+	if v, ok := env["jsonrpc"]; !ok || string(bytes.TrimSpace(v)) != `"2.0"` {
+		return invalid(id, CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`)
+	}
+
+	rawMethod, hasMethod := env["method"]
+	if !hasMethod {
+		_, hasResult := env["result"]
+		_, hasError := env["error"]
+		if hasID && hasResult != hasError {
+			return Verdict{Kind: Response, ID: id}
+		}
+		return invalid(id, CodeInvalidRequest, `invalid request: "method" is missing`)
+	}
+	var method string
+	if err := json.Unmarshal(rawMethod, &method); err != nil || method == "" {
+		return invalid(id, CodeInvalidRequest, `invalid request: "method" must be a non-empty string`)
+	}
+	params, hasParams := env["params"]
+	if hasParams {
+		if p := bytes.TrimSpace(params); len(p) == 0 || p[0] != '{' {
+			return invalid(id, CodeInvalidParams, fmt.Sprintf("invalid params: params of %q must be an object", method))
+		}
+	}
+	kind := Notification
+	if hasID {
+		kind = Request
+	}
+	return Verdict{Kind: kind, ID: id, Method: method, Params: params}
+}
+
+func invalid(id json.RawMessage, code int, msg string) Verdict {
+	return Verdict{Kind: Invalid, ID: id, Code: code, Message: msg}
+}
+
+// checkID accepts a string or an integer and returns it compacted.
+func checkID(raw json.RawMessage) (json.RawMessage, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return nil, false
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return nil, false
+		}
+		return raw, true
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		if bytes.ContainsAny(raw, ".eE") {
+			return nil, false
+		}
+		var n json.Number
+		if json.Unmarshal(raw, &n) != nil {
+			return nil, false
+		}
+		if _, err := n.Int64(); err != nil {
+			return nil, false
+		}
+		return raw, true
+	}
+	return nil, false
+}
+
+// ErrorResponse encodes a JSON-RPC error response. A nil id is written as
+// null, as JSON-RPC asks when the request's id could not be read.
+func ErrorResponse(id json.RawMessage, code int, message string) []byte {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	b, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}{JSONRPC: "2.0", ID: id, Error: struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}{code, message}})
+	return b
+}
+
+// HasModernMeta reports whether params carries
+// _meta["io.modelcontextprotocol/protocolVersion"], the mark of a request
+// made under the stateless 2026-07-28 revision.
+func HasModernMeta(params json.RawMessage) bool {
+	if len(params) == 0 {
+		return false
+	}
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return false
+	}
+	_, ok := p.Meta["io.modelcontextprotocol/protocolVersion"]
+	return ok
+}
+
+// IDKey returns a comparable form of an id, the same for every spelling of
+// one value ("a" and "\u0061", 1 and 1), so that a response can be matched
+// to its request whoever encoded it. It returns "" for an unreadable id.
+func IDKey(raw json.RawMessage) string {
+	id, ok := checkID(raw)
+	if !ok {
+		return ""
+	}
+	if id[0] == '"' {
+		var s string
+		_ = json.Unmarshal(id, &s)
+		return "s" + s
+	}
+	n, _ := json.Number(id).Int64()
+	return "n" + strconv.FormatInt(n, 10)
+}

@@ -1,0 +1,190 @@
+package mcpserver
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wasmcp/wasmcp/mcpserver/internal/guard"
+)
+
+// MaxMessageSize bounds one inbound message on either transport. Tool
+// arguments are the only large part of a request; 4 MiB is far above any a
+// model writes and small enough that a client cannot make the server
+// buffer much.
+const MaxMessageSize = 4 << 20
+
+// StdioOptions configure ServeStdio.
+type StdioOptions struct {
+	// DrainTimeout bounds how long, after stdin closes, the server waits for
+	// calls in flight to answer before it exits.
+	DrainTimeout time.Duration
+	Logger       *slog.Logger
+}
+
+// ServeStdio serves one client over newline-delimited JSON-RPC on in and
+// out until in ends or ctx is cancelled. Each inbound line is checked by the
+// guard: a malformed one is answered with a JSON-RPC error and the
+// connection goes on, where the SDK alone would close it.
+//
+// When in ends, requests already read are still answered (up to
+// DrainTimeout), so `printf '...' | wasmcp serve` gets its responses.
+func ServeStdio(ctx context.Context, srv *mcp.Server, in io.Reader, out io.Writer, opts StdioOptions) error {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	w := &stdoutWriter{w: out, pending: map[string]bool{}, idle: make(chan struct{}, 1)}
+	pr, pw := io.Pipe()
+	session, err := srv.Connect(ctx, &mcp.IOTransport{Reader: pr, Writer: nopCloser{w}, MaxLineLength: MaxMessageSize + 1}, nil)
+	if err != nil {
+		return fmt.Errorf("starting MCP session: %w", err)
+	}
+
+	readErr := make(chan error, 1)
+	go func() { readErr <- forwardLines(in, pw, w, log) }()
+
+	select {
+	case err = <-readErr:
+		w.waitIdle(ctx, opts.DrainTimeout)
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	pw.Close()
+	session.Close()
+	_ = session.Wait()
+	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// forwardLines reads lines from in, answers malformed ones, and passes
+// well-formed ones to the SDK through pw. It returns io.EOF when in ends.
+func forwardLines(in io.Reader, pw io.Writer, w *stdoutWriter, log *slog.Logger) error {
+	r := bufio.NewReaderSize(in, 64<<10)
+	for {
+		line, tooLong, err := readLine(r, MaxMessageSize)
+		if tooLong {
+			log.Warn("refused oversized message", "limit", MaxMessageSize)
+			w.writeLine(guard.ErrorResponse(nil, guard.CodeInvalidRequest, fmt.Sprintf("invalid request: message exceeds %d bytes", MaxMessageSize)))
+		} else if len(bytes.TrimSpace(line)) > 0 {
+			v := guard.Inspect(line)
+			switch v.Kind {
+			case guard.Invalid:
+				log.Warn("refused malformed message", "code", v.Code, "reason", v.Message)
+				w.writeLine(guard.ErrorResponse(v.ID, v.Code, v.Message))
+			default:
+				if v.Kind == guard.Request {
+					w.expect(v.ID)
+				}
+				if _, werr := pw.Write(append(bytes.TrimSpace(line), '\n')); werr != nil {
+					return werr
+				}
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// readLine reads one line of at most limit bytes. A longer line is read to
+// its end and discarded, so the next message is still found.
+func readLine(r *bufio.Reader, limit int) (line []byte, tooLong bool, err error) {
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(line)+len(chunk) > limit+1 { // +1 for the newline
+			tooLong = true
+			line = line[:0]
+		} else if !tooLong {
+			line = append(line, chunk...)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return line, tooLong, err
+	}
+}
+
+// stdoutWriter serialises writes to stdout from the SDK and the guard, one
+// whole message per Write, and tracks which requests still await an answer.
+type stdoutWriter struct {
+	mu      sync.Mutex
+	w       io.Writer
+	pending map[string]bool
+	idle    chan struct{}
+}
+
+// Write is called by the SDK with one encoded message and its newline.
+func (s *stdoutWriter) Write(p []byte) (int, error) {
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method *string         `json:"method"`
+	}
+	if json.Unmarshal(p, &msg) == nil && msg.Method == nil && msg.ID != nil {
+		s.answered(msg.ID)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func (s *stdoutWriter) writeLine(msg []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.w.Write(append(msg, '\n'))
+}
+
+func (s *stdoutWriter) expect(id json.RawMessage) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pending[guard.IDKey(id)] = true
+}
+
+func (s *stdoutWriter) answered(id json.RawMessage) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.pending, guard.IDKey(id))
+	if len(s.pending) == 0 {
+		select {
+		case s.idle <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// waitIdle waits until every forwarded request has been answered, or for
+// the timeout.
+func (s *stdoutWriter) waitIdle(ctx context.Context, timeout time.Duration) {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		s.mu.Lock()
+		n := len(s.pending)
+		s.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-s.idle:
+		case <-deadline.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }

@@ -1,0 +1,119 @@
+// Command search_invoices is a wasmcp tool that lists invoices in a date
+// range. It shows output mode "json": the result is structured data checked
+// against an outputSchema. The invoices are a fixed, made-up data set
+// embedded in the module, since a tool has no files or network to read from.
+package main
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	guest "github.com/wasmcp/wasmcp/sdk-guest/go"
+)
+
+//go:embed invoices.json
+var invoicesJSON []byte
+
+// Invoice is one invoice, as stored and as returned.
+type Invoice struct {
+	ID       string  `json:"id"`
+	Customer string  `json:"customer"`
+	Date     string  `json:"date"`
+	Amount   float64 `json:"amount"`
+	Currency string  `json:"currency"`
+	Status   string  `json:"status"`
+}
+
+type args struct {
+	StartDate string `json:"startDate"`
+	EndDate   string `json:"endDate"`
+	Status    string `json:"status"`
+}
+
+type result struct {
+	Invoices []Invoice `json:"invoices"`
+	Count    int       `json:"count"`
+	Total    float64   `json:"total"`
+}
+
+var statuses = []string{"paid", "unpaid", "void"}
+
+const dateLayout = "2006-01-02"
+
+func main() {
+	guest.Main(guest.JSON("search_invoices", func(in args) (result, error) {
+		invoices, err := loadInvoices()
+		if err != nil {
+			return result{}, err
+		}
+		return search(invoices, in)
+	}))
+}
+
+func loadInvoices() ([]Invoice, error) {
+	var invoices []Invoice
+	if err := json.Unmarshal(invoicesJSON, &invoices); err != nil {
+		return nil, fmt.Errorf("bundled invoice data is corrupt: %v", err)
+	}
+	return invoices, nil
+}
+
+// search returns the invoices dated from in.StartDate to in.EndDate, both
+// inclusive, with in.Status if it is set, ordered by date and then id so
+// that the same question always gets the same answer.
+func search(invoices []Invoice, in args) (result, error) {
+	start, err := parseDate("startDate", in.StartDate)
+	if err != nil {
+		return result{}, err
+	}
+	end, err := parseDate("endDate", in.EndDate)
+	if err != nil {
+		return result{}, err
+	}
+	if end.Before(start) {
+		return result{}, fmt.Errorf("endDate (%s) is before startDate (%s)", in.EndDate, in.StartDate)
+	}
+	if in.Status != "" && !slices.Contains(statuses, in.Status) {
+		return result{}, fmt.Errorf("status %q is not one of %s", in.Status, strings.Join(statuses, ", "))
+	}
+
+	// Not nil, so that no match encodes as [] and not null, which the
+	// outputSchema would reject.
+	found := []Invoice{}
+	var cents int64
+	for _, inv := range invoices {
+		date, err := time.Parse(dateLayout, inv.Date)
+		if err != nil {
+			return result{}, fmt.Errorf("bundled invoice %s has a bad date %q", inv.ID, inv.Date)
+		}
+		if date.Before(start) || date.After(end) || (in.Status != "" && inv.Status != in.Status) {
+			continue
+		}
+		found = append(found, inv)
+		// Summing cents keeps 0.10 + 0.20 from becoming 0.30000000000000004.
+		cents += int64(math.Round(inv.Amount * 100))
+	}
+	slices.SortFunc(found, func(a, b Invoice) int {
+		if c := strings.Compare(a.Date, b.Date); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return result{Invoices: found, Count: len(found), Total: float64(cents) / 100}, nil
+}
+
+func parseDate(field, s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, fmt.Errorf("%s is required, as a date such as 2026-03-31", field)
+	}
+	t, err := time.Parse(dateLayout, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%s %q is not a valid date; use YYYY-MM-DD, such as 2026-03-31", field, s)
+	}
+	return t, nil
+}
