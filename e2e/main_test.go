@@ -1,0 +1,217 @@
+// Package e2e tests the real wasmcp binary through real MCP clients: the
+// official Go SDK's client over stdio and Streamable HTTP, in both protocol
+// revisions, and raw JSON-RPC for what a well-behaved client never sends.
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wasmcp/wasmcp/internal/wattest"
+)
+
+var (
+	binary   string // the wasmcp binary under test
+	toolsDir string // examples and hostile modules
+	cacheDir string // compiled-code cache shared by every server of the run
+)
+
+// hostile lists the WAT modules served beside the examples, each as a tool
+// of the same name with small limits.
+var hostile = []string{"loop", "grow", "hugemem", "recurse", "spam", "trap", "fail", "probe"}
+
+func TestMain(m *testing.M) {
+	code, err := setup(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e setup:", err)
+		os.Exit(1)
+	}
+	os.Exit(code)
+}
+
+func setup(m *testing.M) (int, error) {
+	work, err := os.MkdirTemp("", "wasmcp-e2e-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(work)
+	binary = filepath.Join(work, "wasmcp")
+	toolsDir = filepath.Join(work, "tools")
+	cacheDir = filepath.Join(work, "cache")
+	if out, err := exec.Command("go", "build", "-o", binary, "../cmd/wasmcp").CombinedOutput(); err != nil {
+		return 0, fmt.Errorf("building wasmcp: %v\n%s", err, out)
+	}
+	if out, err := exec.Command("../scripts/build-tools", toolsDir, binary).CombinedOutput(); err != nil {
+		return 0, fmt.Errorf("building example tools: %v\n%s", err, out)
+	}
+	return m.Run(), nil
+}
+
+// hostileOnce writes the hostile modules and their sidecar manifests. It
+// needs a testing.TB to assemble them, so the first test to need them does
+// it.
+var hostileReady = make(chan struct{}, 1)
+
+func writeHostile(t testing.TB) {
+	t.Helper()
+	select {
+	case hostileReady <- struct{}{}:
+	default:
+		return
+	}
+	for _, name := range hostile {
+		wattest.Write(t, toolsDir, name, name)
+		// Only loop is meant to meet its time limit; the others get room to
+		// fail for their own reasons on a loaded machine.
+		timeout := "10s"
+		if name == "loop" {
+			timeout = "500ms"
+		}
+		manifest := fmt.Sprintf(`{"abi":1,"tools":[{"name":%q,"description":"hostile test module %s","inputSchema":{"type":"object"}}],
+			"limits":{"timeout":%q,"memory":"16MiB","output":"64KiB"}}`, name, name, timeout)
+		if err := os.WriteFile(filepath.Join(toolsDir, name+".manifest.json"), []byte(manifest), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// server is a running wasmcp process.
+type server struct {
+	cmd    *exec.Cmd
+	url    string // for --http servers
+	stderr *lockedBuffer
+}
+
+// startHTTP starts `wasmcp serve --http` on a free loopback port and waits
+// for it to say where it listens.
+func startHTTP(t *testing.T, extra ...string) *server {
+	t.Helper()
+	writeHostile(t)
+	args := append([]string{"serve", "--tools", toolsDir, "--cache-dir", cacheDir, "--http", "127.0.0.1:0"}, extra...)
+	cmd := exec.Command(binary, args...)
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := &server{cmd: cmd, stderr: &lockedBuffer{}}
+	t.Cleanup(func() { s.stop(t) })
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pipe)
+		for sc.Scan() {
+			line := sc.Text()
+			s.stderr.WriteString(line + "\n")
+			if _, after, ok := strings.Cut(line, "url="); ok {
+				select {
+				case found <- strings.Fields(after)[0]:
+				default:
+				}
+			}
+		}
+		close(found)
+	}()
+	select {
+	case url, ok := <-found:
+		if !ok {
+			t.Fatalf("server exited before listening:\n%s", s.stderr.String())
+		}
+		s.url = url
+	case <-time.After(time.Minute):
+		t.Fatalf("server did not report its address:\n%s", s.stderr.String())
+	}
+	return s
+}
+
+// stop interrupts the server, as an operator's Ctrl-C would, and checks that
+// it exits cleanly.
+func (s *server) stop(t *testing.T) {
+	if s.cmd.ProcessState != nil {
+		return
+	}
+	s.cmd.Process.Signal(os.Interrupt)
+	done := make(chan error, 1)
+	go func() { done <- s.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("server exited with %v\n%s", err, s.stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		s.cmd.Process.Kill()
+		t.Errorf("server did not stop on interrupt")
+	}
+}
+
+// connectStdio starts `wasmcp serve` over stdio with the SDK's client.
+func connectStdio(t *testing.T, version string) *mcp.ClientSession {
+	t.Helper()
+	writeHostile(t)
+	cmd := exec.Command(binary, "serve", "--tools", toolsDir, "--cache-dir", cacheDir, "--log-level", "warn")
+	cmd.Stderr = &lockedBuffer{}
+	return connect(t, &mcp.CommandTransport{Command: cmd}, version)
+}
+
+func connectHTTP(t *testing.T, s *server, version string) *mcp.ClientSession {
+	t.Helper()
+	return connect(t, &mcp.StreamableClientTransport{Endpoint: s.url}, version)
+}
+
+func connect(t *testing.T, tr mcp.Transport, version string) *mcp.ClientSession {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "wasmcp-e2e", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("connecting (%s): %v", version, err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	if got := cs.InitializeResult().ProtocolVersion; got != version {
+		t.Fatalf("negotiated protocol %q; want %q", got, version)
+	}
+	return cs
+}
+
+func callTool(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("tools/call %s: %v", name, err)
+	}
+	return res
+}
+
+func text(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
