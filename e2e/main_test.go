@@ -215,3 +215,27 @@ func mustJSON(t *testing.T, v any) string {
 	return string(b)
 }
 
+// waitLog waits until the server's stderr contains every one of parts on a
+// single line. Tests synchronise on the server's own log, never on sleeps.
+func (s *server) waitLog(t *testing.T, parts ...string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		for _, line := range strings.Split(s.stderr.String(), "\n") {
+			if containsAll(line, parts) {
+				return
+			}
+		}
+		s.stderr.wait(time.Second)
+	}
+	t.Fatalf("server never logged %q:\n%s", parts, s.stderr.String())
+}
+
+func containsAll(s string, parts []string) bool {
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			return false
+		}
+	}
+	return true
+}

@@ -116,6 +116,7 @@ func (h *Host) call(ctx context.Context, t *catalog.Tool, args json.RawMessage) 
 		}
 		return errorResult(fmt.Sprintf("%s cannot run: module %s failed to compile: %v", t.Spec.Name, t.Module.Stem, err)), outcome{kind: "compile"}
 	}
+	h.log.Debug("run started", "tool", t.Spec.Name)
 	run := prog.Run(ctx, h.engine, sandbox.Run{
 		Args:   []string{t.Module.Stem, t.Spec.Name},
 		Stdin:  args,

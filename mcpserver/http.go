@@ -2,11 +2,13 @@ package mcpserver
 
 import (
 	"bytes"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -19,12 +21,17 @@ const Path = "/mcp"
 // modernVersion is the first protocol revision without sessions.
 const modernVersion = "2026-07-28"
 
+// requestTokenHeader carries the token that ties a stateless call to its
+// HTTP request (see Server.callContext). The router sets it; a client's own
+// value is always removed first, so a client cannot name another request.
+const requestTokenHeader = "Wasmcp-Internal-Request-Token"
+
 // HTTPOptions configure NewHTTPHandler.
 type HTTPOptions struct {
 	Logger *slog.Logger
 }
 
-// NewHTTPHandler serves srv over Streamable HTTP at Path, for clients of
+// HTTPHandler serves the server over Streamable HTTP at Path, for clients of
 // both protocol eras.
 //
 // The SDK serves 2026-07-28 only from a stateless handler and 2025-11-25
@@ -38,12 +45,12 @@ type HTTPOptions struct {
 // and a body over MaxMessageSize is refused before it is read whole. The
 // SDK's DNS-rebinding protection stays on, and cross-origin browser
 // requests are refused.
-func NewHTTPHandler(srv *mcp.Server, opts HTTPOptions) http.Handler {
+func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	getServer := func(*http.Request) *mcp.Server { return srv }
+	getServer := func(*http.Request) *mcp.Server { return s.mcp }
 	base := mcp.StreamableHTTPOptions{Logger: log, MaxRequestBodyBytes: MaxMessageSize}
 	stateless := base
 	stateless.Stateless = true
@@ -51,6 +58,7 @@ func NewHTTPHandler(srv *mcp.Server, opts HTTPOptions) http.Handler {
 		stateful:  mcp.NewStreamableHTTPHandler(getServer, &base),
 		stateless: mcp.NewStreamableHTTPHandler(getServer, &stateless),
 		log:       log,
+		streams:   &s.streams,
 	}
 	mux := http.NewServeMux()
 	mux.Handle(Path, http.NewCrossOriginProtection().Handler(r))
@@ -60,9 +68,11 @@ func NewHTTPHandler(srv *mcp.Server, opts HTTPOptions) http.Handler {
 type router struct {
 	stateful, stateless http.Handler
 	log                 *slog.Logger
+	streams             *sync.Map
 }
 
 func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r.Header.Del(requestTokenHeader)
 	sessionID := r.Header.Get("Mcp-Session-Id")
 	if r.Method != http.MethodPost {
 		if sessionID == "" {
@@ -98,6 +108,10 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	modern := sessionID == "" && v.Kind != guard.Response &&
 		(guard.HasModernMeta(v.Params) || r.Header.Get("Mcp-Protocol-Version") >= modernVersion)
 	if modern {
+		token := rand.Text()
+		r.Header.Set(requestTokenHeader, token)
+		rt.streams.Store(token, r.Context())
+		defer rt.streams.Delete(token)
 		rt.stateless.ServeHTTP(w, r)
 		return
 	}

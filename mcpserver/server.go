@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -22,36 +23,74 @@ const Name = "wasmcp"
 // instructions tell a client what kind of server this is; models read them.
 const instructions = "Tools served by wasmcp run as WebAssembly modules in a sandbox with time, memory and output limits. A failed tool call returns isError with a message explaining the cause."
 
+// Server is an MCP server for a host's tools.
+type Server struct {
+	mcp *mcp.Server
+	log *slog.Logger
+	// streams maps the token of each stateless HTTP request in flight to
+	// that request's context; see NewHTTPHandler.
+	streams sync.Map
+}
+
 // New returns an MCP server that serves the host's tools. A tool the SDK
 // refuses (it panics on some schemas) is skipped and logged, never fatal.
-func New(h *host.Host, version string, log *slog.Logger) *mcp.Server {
+func New(h *host.Host, version string, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	srv := mcp.NewServer(&mcp.Implementation{Name: Name, Title: "wasmcp", Version: version}, &mcp.ServerOptions{
+	s := &Server{log: log}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: Name, Title: "wasmcp", Version: version}, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       log,
-		HasTools:     true,
+		// The tool set is fixed while the server runs, so no list_changed
+		// notifications are promised.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
 	for _, t := range h.Catalog().Tools {
-		if err := addTool(srv, h, t); err != nil {
+		if err := s.addTool(h, t); err != nil {
 			log.Warn("skipping tool the MCP SDK refuses", "tool", t.Spec.Name, "file", t.Module.Path, "reason", err)
 		}
 	}
-	return srv
+	return s
 }
 
-func addTool(srv *mcp.Server, h *host.Host, t *catalog.Tool) (err error) {
+func (s *Server) addTool(h *host.Host, t *catalog.Tool) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("%v", p)
 		}
 	}()
 	name := t.Spec.Name
-	srv.AddTool(Tool(t.Spec), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	s.mcp.AddTool(Tool(t.Spec), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ctx, cancel := s.callContext(ctx, req)
+		defer cancel()
 		return h.Call(ctx, name, req.Params.Arguments)
 	})
 	return nil
+}
+
+// callContext ends a stateless HTTP call's context when its HTTP request
+// ends. MCP 2026-07-28 makes closing the response stream the way to cancel
+// over HTTP, but the SDK does not tie a stateless request's handler to its
+// HTTP request, so the router marks each such request with a token and the
+// handler finds the request's context by it.
+func (s *Server) callContext(ctx context.Context, req *mcp.CallToolRequest) (context.Context, context.CancelFunc) {
+	if req.Extra == nil || req.Extra.Header == nil {
+		return ctx, func() {}
+	}
+	token := req.Extra.Header.Get(requestTokenHeader)
+	if token == "" {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	httpCtx, ok := s.streams.Load(token)
+	if !ok {
+		// The HTTP request ended before the call was dispatched.
+		cancel()
+		return ctx, cancel
+	}
+	stop := context.AfterFunc(httpCtx.(context.Context), cancel)
+	return ctx, func() { stop(); cancel() }
 }
 
 // Tool converts a manifest's tool to the SDK's description of it.

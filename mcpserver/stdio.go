@@ -38,14 +38,14 @@ type StdioOptions struct {
 //
 // When in ends, requests already read are still answered (up to
 // DrainTimeout), so `printf '...' | wasmcp serve` gets its responses.
-func ServeStdio(ctx context.Context, srv *mcp.Server, in io.Reader, out io.Writer, opts StdioOptions) error {
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, opts StdioOptions) error {
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	w := &stdoutWriter{w: out, pending: map[string]bool{}, idle: make(chan struct{}, 1)}
 	pr, pw := io.Pipe()
-	session, err := srv.Connect(ctx, &mcp.IOTransport{Reader: pr, Writer: nopCloser{w}, MaxLineLength: MaxMessageSize + 1}, nil)
+	session, err := s.mcp.Connect(ctx, &mcp.IOTransport{Reader: pr, Writer: nopCloser{w}, MaxLineLength: MaxMessageSize + 1}, nil)
 	if err != nil {
 		return fmt.Errorf("starting MCP session: %w", err)
 	}

@@ -41,12 +41,12 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	srv := mcpserver.New(l.host, version, l.log)
 
 	if *addr == "" {
-		err = mcpserver.ServeStdio(ctx, srv, stdin, stdout, mcpserver.StdioOptions{
+		err = srv.ServeStdio(ctx, stdin, stdout, mcpserver.StdioOptions{
 			DrainTimeout: hf.timeout + hf.queueTimeout + 5*time.Second,
 			Logger:       l.log,
 		})
 	} else {
-		err = serveHTTP(ctx, *addr, mcpserver.NewHTTPHandler(srv, mcpserver.HTTPOptions{Logger: l.log}), l)
+		err = serveHTTP(ctx, *addr, srv.HTTPHandler(mcpserver.HTTPOptions{Logger: l.log}), l)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "wasmcp serve:", err)

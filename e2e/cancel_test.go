@@ -1,0 +1,47 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wasmcp/wasmcp/internal/wattest"
+)
+
+// TestCancellationStopsTheInstance starts a call that would spin for an hour
+// and cancels it from the client: by notifications/cancelled in a
+// 2025-11-25 session, by closing the response stream in 2026-07-28 over
+// HTTP. The server must stop the instance and say so in its log.
+func TestCancellationStopsTheInstance(t *testing.T) {
+	writeHostile(t)
+	wattest.Write(t, toolsDir, "loop", "spin")
+	manifest := `{"abi":1,"tools":[{"name":"spin","description":"spins until stopped","inputSchema":{"type":"object"}}],"limits":{"timeout":"1h"}}`
+	if err := os.WriteFile(filepath.Join(toolsDir, "spin.manifest.json"), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startHTTP(t, "--log-level", "debug", "--timeout", "1h")
+	for _, v := range versions {
+		t.Run(v, func(t *testing.T) {
+			cs := connectHTTP(t, s, v)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() {
+				_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "spin"})
+				done <- err
+			}()
+			s.waitLog(t, "run started", "tool=spin")
+			cancel()
+			if err := <-done; err == nil {
+				t.Fatal("cancelled call returned no error")
+			}
+			s.waitLog(t, "msg=call", "tool=spin", "outcome=cancelled")
+			s.stderr.reset()
+			if res := callTool(t, cs, "calculate", map[string]any{"a": 1, "b": 1, "operation": "add"}); text(res) != "2.0" {
+				t.Errorf("after cancelling, calculate = %q", text(res))
+			}
+		})
+	}
+}
