@@ -94,7 +94,7 @@ type server struct {
 
 // startHTTP starts `wasmcp serve --http` on a free loopback port and waits
 // for it to say where it listens.
-func startHTTP(t *testing.T, extra ...string) *server {
+func startHTTP(t testing.TB, extra ...string) *server {
 	t.Helper()
 	writeHostile(t)
 	args := append([]string{"serve", "--tools", toolsDir, "--cache-dir", cacheDir, "--http", "127.0.0.1:0"}, extra...)
@@ -137,7 +137,7 @@ func startHTTP(t *testing.T, extra ...string) *server {
 
 // stop interrupts the server, as an operator's Ctrl-C would, and checks that
 // it exits cleanly.
-func (s *server) stop(t *testing.T) {
+func (s *server) stop(t testing.TB) {
 	if s.cmd.ProcessState != nil {
 		return
 	}
@@ -156,7 +156,7 @@ func (s *server) stop(t *testing.T) {
 }
 
 // connectStdio starts `wasmcp serve` over stdio with the SDK's client.
-func connectStdio(t *testing.T, version string) *mcp.ClientSession {
+func connectStdio(t testing.TB, version string) *mcp.ClientSession {
 	t.Helper()
 	writeHostile(t)
 	cmd := exec.Command(binary, "serve", "--tools", toolsDir, "--cache-dir", cacheDir, "--log-level", "warn")
@@ -164,12 +164,12 @@ func connectStdio(t *testing.T, version string) *mcp.ClientSession {
 	return connect(t, &mcp.CommandTransport{Command: cmd}, version)
 }
 
-func connectHTTP(t *testing.T, s *server, version string) *mcp.ClientSession {
+func connectHTTP(t testing.TB, s *server, version string) *mcp.ClientSession {
 	t.Helper()
 	return connect(t, &mcp.StreamableClientTransport{Endpoint: s.url}, version)
 }
 
-func connect(t *testing.T, tr mcp.Transport, version string) *mcp.ClientSession {
+func connect(t testing.TB, tr mcp.Transport, version string) *mcp.ClientSession {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -217,7 +217,7 @@ func mustJSON(t *testing.T, v any) string {
 
 // waitLog waits until the server's stderr contains every one of parts on a
 // single line. Tests synchronise on the server's own log, never on sleeps.
-func (s *server) waitLog(t *testing.T, parts ...string) {
+func (s *server) waitLog(t testing.TB, parts ...string) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {

@@ -51,7 +51,7 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		log = slog.New(slog.DiscardHandler)
 	}
 	getServer := func(*http.Request) *mcp.Server { return s.mcp }
-	base := mcp.StreamableHTTPOptions{Logger: log, MaxRequestBodyBytes: MaxMessageSize}
+	base := mcp.StreamableHTTPOptions{Logger: sdkLogger(log), MaxRequestBodyBytes: MaxMessageSize}
 	stateless := base
 	stateless.Stateless = true
 	r := &router{

@@ -41,7 +41,7 @@ func New(h *host.Host, version string, log *slog.Logger) *Server {
 	s := &Server{log: log}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: Name, Title: "wasmcp", Version: version}, &mcp.ServerOptions{
 		Instructions: instructions,
-		Logger:       log,
+		Logger:       sdkLogger(log),
 		// The tool set is fixed while the server runs, so no list_changed
 		// notifications are promised.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
@@ -117,3 +117,27 @@ func Tool(s abi.Tool) *mcp.Tool {
 }
 
 func deref(b *bool) bool { return b != nil && *b }
+
+// quieter drops records below min. The SDK logs every stateless request's
+// temporary session at Info; those lines would drown the server's own.
+type quieter struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (q quieter) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= q.min && q.Handler.Enabled(ctx, l)
+}
+
+func (q quieter) WithAttrs(as []slog.Attr) slog.Handler {
+	return quieter{q.Handler.WithAttrs(as), q.min}
+}
+
+func (q quieter) WithGroup(name string) slog.Handler {
+	return quieter{q.Handler.WithGroup(name), q.min}
+}
+
+// sdkLogger is the logger handed to the SDK: warnings and errors only.
+func sdkLogger(log *slog.Logger) *slog.Logger {
+	return slog.New(quieter{log.Handler(), slog.LevelWarn})
+}

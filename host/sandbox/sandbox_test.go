@@ -10,7 +10,7 @@ import (
 	"github.com/wasmcp/wasmcp/internal/wattest"
 )
 
-func newEngine(t *testing.T) *Engine {
+func newEngine(t testing.TB) *Engine {
 	t.Helper()
 	e, err := NewEngine(context.Background(), Config{})
 	if err != nil {
@@ -20,7 +20,7 @@ func newEngine(t *testing.T) *Engine {
 	return e
 }
 
-func compile(t *testing.T, e *Engine, name string) *Compiled {
+func compile(t testing.TB, e *Engine, name string) *Compiled {
 	t.Helper()
 	c, err := e.Compile(context.Background(), wattest.Build(t, name))
 	if err != nil {
