@@ -156,12 +156,19 @@ func (s *server) stop(t testing.TB) {
 }
 
 // connectStdio starts `wasmcp serve` over stdio with the SDK's client.
-func connectStdio(t testing.TB, version string) *mcp.ClientSession {
+func connectStdio(t testing.TB, version string, extra ...string) *mcp.ClientSession {
+	cs, _ := connectStdioLog(t, version, append([]string{"--log-level", "warn"}, extra...)...)
+	return cs
+}
+
+// connectStdioLog is connectStdio that also returns the server's stderr.
+func connectStdioLog(t testing.TB, version string, extra ...string) (*mcp.ClientSession, *server) {
 	t.Helper()
 	writeHostile(t)
-	cmd := exec.Command(binary, "serve", "--tools", toolsDir, "--cache-dir", cacheDir, "--log-level", "warn")
-	cmd.Stderr = &lockedBuffer{}
-	return connect(t, &mcp.CommandTransport{Command: cmd}, version)
+	cmd := exec.Command(binary, append([]string{"serve", "--tools", toolsDir, "--cache-dir", cacheDir}, extra...)...)
+	s := &server{cmd: cmd, stderr: &lockedBuffer{}}
+	cmd.Stderr = s.stderr
+	return connect(t, &mcp.CommandTransport{Command: cmd}, version), s
 }
 
 func connectHTTP(t testing.TB, s *server, version string) *mcp.ClientSession {

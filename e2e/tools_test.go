@@ -158,3 +158,16 @@ func TestHostileModules(t *testing.T) {
 		}
 	})
 }
+
+// TestOlderRevisions checks that clients of earlier protocol revisions,
+// which the SDK still speaks, can list and call.
+func TestOlderRevisions(t *testing.T) {
+	for _, v := range []string{"2025-06-18", "2025-03-26"} {
+		t.Run(v, func(t *testing.T) {
+			cs := connectStdio(t, v)
+			if res := callTool(t, cs, "calculate", map[string]any{"a": 10, "b": 5, "operation": "add"}); text(res) != "15.0" {
+				t.Errorf("calculate = %q", text(res))
+			}
+		})
+	}
+}
