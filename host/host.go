@@ -183,6 +183,9 @@ func Result(t *catalog.Tool, stdout []byte) (*mcp.CallToolResult, error) {
 		if res.Content == nil {
 			res.Content = []mcp.Content{}
 		}
+		if _, isObject := res.StructuredContent.(map[string]any); res.StructuredContent != nil && !isObject {
+			return nil, errors.New("its structuredContent must be a JSON object")
+		}
 		if res.StructuredContent != nil && !res.IsError {
 			if err := checkOutput(t, res.StructuredContent); err != nil {
 				return nil, err

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -46,6 +47,11 @@ type Engine struct {
 	rt       wazero.Runtime
 	cache    wazero.CompilationCache
 	provided map[string]map[string]bool // import module → function names
+
+	// mu keeps Close from closing the runtime under a compile in progress,
+	// which makes wazero panic: Compile holds it for reading.
+	mu     sync.RWMutex
+	closed bool
 }
 
 // NewEngine starts a wazero runtime with WASI preview 1.
@@ -87,6 +93,9 @@ func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
 
 // Close releases the runtime and the compilation cache.
 func (e *Engine) Close(ctx context.Context) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.closed = true
 	err := e.rt.Close(ctx)
 	if e.cache != nil {
 		err = errors.Join(err, e.cache.Close(ctx))
@@ -130,6 +139,11 @@ func (e *Engine) Compile(ctx context.Context, wasm []byte) (*Compiled, error) {
 	}
 	if err := e.CheckModule(parsed); err != nil {
 		return nil, err
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.closed {
+		return nil, errors.New("the engine is closed")
 	}
 	cm, err := e.rt.CompileModule(ctx, wasm)
 	if err != nil {
