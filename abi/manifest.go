@@ -101,6 +101,12 @@ func ParseManifest(data []byte) (*Manifest, error) {
 	if len(data) > MaxManifestSize {
 		return nil, fmt.Errorf("manifest is %d bytes, over the %d-byte limit", len(data), MaxManifestSize)
 	}
+	// encoding/json matches field names without regard to case and lets a
+	// repeated key overwrite the first, so "inputschema" would be taken for
+	// "inputSchema". The key check refuses both before decoding.
+	if err := checkKeys(data); err != nil {
+		return nil, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var m Manifest
@@ -184,7 +190,7 @@ func (t *Tool) Mode() OutputMode {
 // checkObjectRoot requires a JSON object whose "type" is "object", which both
 // MCP revisions demand of inputSchema and 2025-11-25 demands of outputSchema.
 func checkObjectRoot(field string, raw json.RawMessage) error {
-	if len(raw) == 0 {
+	if len(raw) == 0 || string(raw) == "null" {
 		return fmt.Errorf("%q is required", field)
 	}
 	var root map[string]json.RawMessage
@@ -211,6 +217,9 @@ func (d Duration) String() string { return time.Duration(d).String() }
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (d *Duration) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil // as for any other absent limit
+	}
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
 		return errors.New(`a duration is a string such as "5s" or "250ms"`)

@@ -35,7 +35,7 @@ func ParseSize(s string) (Size, error) {
 		}
 	}
 	n, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || n < 0 {
+	if err != nil || n < 0 || strings.HasPrefix(num, "+") {
 		return 0, fmt.Errorf("bad size %q: want a whole number of bytes, KiB, MiB or GiB", s)
 	}
 	if n > math.MaxInt64/factor {

@@ -399,10 +399,11 @@ func TestJSONModeMakesStructuredContentAndText(t *testing.T) {
 		if res.IsError {
 			t.Fatalf("%s: error %q", tool, got)
 		}
-		want := map[string]any{"n": 2.0, "s": "x", "nested": map[string]any{"list": []any{true, nil}}}
+		want := map[string]any{"n": json.Number("2"), "s": "x", "nested": map[string]any{"list": []any{true, nil}}}
 		if !reflect.DeepEqual(res.StructuredContent, want) {
 			t.Errorf("%s: structuredContent = %#v; want %#v", tool, res.StructuredContent, want)
 		}
+		want["n"] = 2.0 // as encoding/json decodes the text block
 		var fromText map[string]any
 		if err := json.Unmarshal([]byte(got), &fromText); err != nil {
 			t.Fatalf("%s: text block is not JSON: %q", tool, got)
@@ -419,7 +420,7 @@ func TestResultModeKeepsStructuredContent(t *testing.T) {
 	if got := text(t, res); res.IsError || got != "n is 1" {
 		t.Fatalf("result = %q (isError %v)", got, res.IsError)
 	}
-	if !reflect.DeepEqual(res.StructuredContent, map[string]any{"n": 1.0}) {
+	if !reflect.DeepEqual(res.StructuredContent, map[string]any{"n": json.Number("1")}) {
 		t.Errorf("structuredContent = %#v", res.StructuredContent)
 	}
 	// A result without content gets an empty list, never null.
@@ -468,7 +469,7 @@ func TestResult(t *testing.T) {
 			return len(r.Content) == 1 && r.Content[0].(*mcp.TextContent).Text == ""
 		}},
 		{"json object", jsonTool, ` {"a": 1} `, "", func(r *mcp.CallToolResult) bool {
-			return r.Content[0].(*mcp.TextContent).Text == `{"a":1}` && reflect.DeepEqual(r.StructuredContent, map[string]any{"a": 1.0})
+			return r.Content[0].(*mcp.TextContent).Text == `{"a":1}` && reflect.DeepEqual(r.StructuredContent, map[string]any{"a": json.Number("1")})
 		}},
 		{"json array", jsonTool, `[{"a":1}]`, "needs one JSON object", nil},
 		{"json number", jsonTool, `42`, "needs one JSON object", nil},
@@ -502,6 +503,35 @@ func TestResult(t *testing.T) {
 				t.Errorf("unexpected result %+v", res)
 			}
 		})
+	}
+}
+
+func TestLargeIntegersStayExact(t *testing.T) {
+	const big = `{"id":9007199254740993,"big":12345678901234567890}`
+	for _, tc := range []struct {
+		mode   abi.OutputMode
+		stdout string
+	}{
+		{abi.OutputJSON, big},
+		{abi.OutputResult, `{"content":[],"structuredContent":` + big + `}`},
+	} {
+		tool := &catalog.Tool{Spec: abi.Tool{Name: "t", Output: tc.mode}}
+		res, err := Result(tool, []byte(tc.stdout))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := json.Marshal(res.StructuredContent)
+		if !strings.Contains(string(got), "9007199254740993") || !strings.Contains(string(got), "12345678901234567890") {
+			t.Errorf("%s mode: structuredContent = %s; integers were rounded", tc.mode, got)
+		}
+	}
+}
+
+func TestResultModeRefusesContentToolsMayNotReturn(t *testing.T) {
+	tool := &catalog.Tool{Spec: abi.Tool{Name: "t", Output: abi.OutputResult}}
+	_, err := Result(tool, []byte(`{"content":[{"type":"tool_use","id":"1","name":"x","input":{}}]}`))
+	if err == nil || !strings.Contains(err.Error(), "may not carry") {
+		t.Fatalf("err = %v; want a refusal of the tool_use block", err)
 	}
 }
 

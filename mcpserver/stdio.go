@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -77,8 +76,8 @@ func forwardLines(in io.Reader, pw io.Writer, w *stdoutWriter, log *slog.Logger)
 		if tooLong {
 			log.Warn("refused oversized message", "limit", MaxMessageSize)
 			w.writeLine(guard.ErrorResponse(nil, guard.CodeInvalidRequest, fmt.Sprintf("invalid request: message exceeds %d bytes", MaxMessageSize)))
-		} else if len(bytes.TrimSpace(line)) > 0 {
-			v := guard.Inspect(line)
+		} else if msg := guard.Trim(line); len(msg) > 0 {
+			v := guard.Inspect(msg)
 			switch v.Kind {
 			case guard.Invalid:
 				log.Warn("refused malformed message", "code", v.Code, "reason", v.Message)
@@ -87,7 +86,7 @@ func forwardLines(in io.Reader, pw io.Writer, w *stdoutWriter, log *slog.Logger)
 				if v.Kind == guard.Request {
 					w.expect(v.ID)
 				}
-				if _, werr := pw.Write(append(bytes.TrimSpace(line), '\n')); werr != nil {
+				if _, werr := pw.Write(append(msg, '\n')); werr != nil {
 					return werr
 				}
 			}

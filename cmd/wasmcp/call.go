@@ -35,6 +35,10 @@ func runCall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			fmt.Fprintln(stderr, "wasmcp call: reading arguments:", err)
 			return exitFailure
 		}
+		if len(b) > mcpserver.MaxMessageSize {
+			fmt.Fprintf(stderr, "wasmcp call: the arguments exceed %d bytes\n", mcpserver.MaxMessageSize)
+			return exitUsage
+		}
 		argsJSON = b
 	default:
 		argsJSON = []byte(a)

@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/wasmcp/wasmcp/abi"
@@ -44,7 +43,7 @@ func runInspect(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		return exitUsage
 	}
 	path := fs.Arg(0)
-	wasm, err := os.ReadFile(path)
+	wasm, err := catalog.ReadModule(path)
 	if err != nil {
 		fmt.Fprintln(stderr, "wasmcp inspect:", err)
 		return exitFailure

@@ -181,7 +181,7 @@ func (c *Catalog) Warm(ctx context.Context, log *slog.Logger) {
 // LoadFile loads one module file and its manifest, as Load does for each
 // file of a directory.
 func LoadFile(path string, opts Options) (*Module, []*Tool, error) {
-	wasm, err := readRegular(path, MaxModuleSize)
+	wasm, err := ReadModule(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -254,6 +254,10 @@ func findManifest(path, stem string, parsed *wasmbin.Module) (*abi.Manifest, str
 		return nil, "", fmt.Errorf("%d %q custom sections; a module may embed one manifest", len(sections), abi.CustomSection)
 	}
 }
+
+// ReadModule reads a module file as Load does: a regular file of at most
+// MaxModuleSize bytes.
+func ReadModule(path string) ([]byte, error) { return readRegular(path, MaxModuleSize) }
 
 // readRegular reads a regular file of at most limit bytes. It refuses
 // devices, FIFOs and sockets before opening them, because opening a FIFO

@@ -308,6 +308,10 @@ func (r *reader) uleb(maxBytes int) (uint64, error) {
 		if err != nil {
 			return 0, err
 		}
+		if i == 9 && c&0x80 == 0 && c > 0x01 {
+			// The tenth byte carries only the 64th bit.
+			return 0, errors.New("integer overflows 64 bits")
+		}
 		v |= uint64(c&0x7f) << (7 * i)
 		if c&0x80 == 0 {
 			if maxBytes == 5 && v > 0xffffffff {

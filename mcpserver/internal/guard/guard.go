@@ -49,10 +49,17 @@ type Verdict struct {
 	Message string
 }
 
+// jsonSpace is the white space JSON allows around a value; bytes.TrimSpace
+// would also strip Unicode spaces that a JSON parser refuses.
+const jsonSpace = " \t\r\n"
+
+// Trim removes the white space JSON allows around a message.
+func Trim(msg []byte) []byte { return bytes.Trim(msg, jsonSpace) }
+
 // Inspect classifies one message. It never fails: anything it cannot accept
 // is an Invalid verdict with the code to answer with.
 func Inspect(msg []byte) Verdict {
-	trimmed := bytes.TrimSpace(msg)
+	trimmed := Trim(msg)
 	if !json.Valid(trimmed) {
 		return invalid(nil, CodeParseError, "parse error: the message is not valid JSON")
 	}
@@ -77,7 +84,7 @@ func Inspect(msg []byte) Verdict {
 			return invalid(nil, CodeInvalidRequest, "invalid request: id must be a string or an integer (MCP forbids null)")
 		}
 	}
-	if v, ok := env["jsonrpc"]; !ok || string(bytes.TrimSpace(v)) != `"2.0"` {
+	if v, ok := env["jsonrpc"]; !ok || string(Trim(v)) != `"2.0"` {
 		return invalid(id, CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`)
 	}
 
@@ -96,7 +103,7 @@ func Inspect(msg []byte) Verdict {
 	}
 	params, hasParams := env["params"]
 	if hasParams {
-		if p := bytes.TrimSpace(params); len(p) == 0 || p[0] != '{' {
+		if p := bytes.Trim(params, jsonSpace); len(p) == 0 || p[0] != '{' {
 			return invalid(id, CodeInvalidParams, fmt.Sprintf("invalid params: params of %q must be an object", method))
 		}
 	}
@@ -113,7 +120,7 @@ func invalid(id json.RawMessage, code int, msg string) Verdict {
 
 // checkID accepts a string or an integer and returns it compacted.
 func checkID(raw json.RawMessage) (json.RawMessage, bool) {
-	raw = bytes.TrimSpace(raw)
+	raw = bytes.Trim(raw, jsonSpace)
 	if len(raw) == 0 {
 		return nil, false
 	}
@@ -143,7 +150,7 @@ func checkID(raw json.RawMessage) (json.RawMessage, bool) {
 // ErrorResponse encodes a JSON-RPC error response. A nil id is written as
 // null, as JSON-RPC asks when the request's id could not be read.
 func ErrorResponse(id json.RawMessage, code int, message string) []byte {
-	if id == nil {
+	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
 	b, _ := json.Marshal(struct {

@@ -1,0 +1,85 @@
+package abi
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// fields lists the member names a manifest's objects may have, by where the
+// object stands. Schemas are not listed: their keywords are the JSON Schema
+// validator's business.
+var fields = map[string][]string{
+	"manifest":    {"abi", "tools", "limits"},
+	"tool":        {"name", "title", "description", "inputSchema", "outputSchema", "annotations", "output"},
+	"annotations": {"title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"},
+	"limits":      {"timeout", "memory", "output"},
+}
+
+// checkKeys requires every member name of the manifest's own objects to be
+// spelt exactly as documented and to appear once.
+func checkKeys(data []byte) error {
+	top, err := members("manifest", data)
+	if err != nil || top == nil {
+		return err // not an object: the decoder reports it
+	}
+	if raw, ok := top["limits"]; ok {
+		if _, err := members("limits", raw); err != nil {
+			return err
+		}
+	}
+	var tools []json.RawMessage
+	if json.Unmarshal(top["tools"], &tools) != nil {
+		return nil
+	}
+	for i, raw := range tools {
+		tool, err := members("tool", raw)
+		if err != nil {
+			return fmt.Errorf("tool %d: %w", i, err)
+		}
+		if raw, ok := tool["annotations"]; ok {
+			if _, err := members("annotations", raw); err != nil {
+				return fmt.Errorf("tool %d: %w", i, err)
+			}
+		}
+	}
+	return nil
+}
+
+// members reads an object's members, refusing unknown and repeated names.
+// It returns nil, nil for a value that is not an object.
+func members(kind string, raw json.RawMessage) (map[string]json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, nil
+	}
+	out := map[string]json.RawMessage{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, nil
+		}
+		name, _ := tok.(string)
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return nil, nil
+		}
+		if !known(kind, name) {
+			return nil, fmt.Errorf("unknown field %q in the %s (fields are case-sensitive: %v)", name, kind, fields[kind])
+		}
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("field %q appears twice in the %s", name, kind)
+		}
+		out[name] = value
+	}
+	return out, nil
+}
+
+func known(kind, name string) bool {
+	for _, f := range fields[kind] {
+		if f == name {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,477 @@
+package guard
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestInspect(t *testing.T) {
+	const noID = "" // the verdict's ID must be nil
+	tests := []struct {
+		name       string
+		msg        string
+		wantKind   Kind
+		wantID     string // exact bytes of Verdict.ID; noID for nil
+		wantMethod string
+		wantParams string // exact bytes of Verdict.Params; "" for nil
+		wantCode   int    // for Invalid
+		wantMsg    string // a substring of Message, for Invalid
+	}{
+		// Well-formed messages.
+		{name: "request with integer id", msg: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+			wantKind: Request, wantID: `1`, wantMethod: "tools/list"},
+		{name: "request with string id and params", msg: `{"jsonrpc":"2.0","id":"abc","method":"tools/call","params":{"name":"calc","arguments":{}}}`,
+			wantKind: Request, wantID: `"abc"`, wantMethod: "tools/call", wantParams: `{"name":"calc","arguments":{}}`},
+		{name: "request with empty params object", msg: `{"jsonrpc":"2.0","id":2,"method":"ping","params":{}}`,
+			wantKind: Request, wantID: `2`, wantMethod: "ping", wantParams: `{}`},
+		{name: "request with negative id", msg: `{"jsonrpc":"2.0","id":-42,"method":"ping"}`,
+			wantKind: Request, wantID: `-42`, wantMethod: "ping"},
+		{name: "request with id zero", msg: `{"jsonrpc":"2.0","id":0,"method":"ping"}`,
+			wantKind: Request, wantID: `0`, wantMethod: "ping"},
+		{name: "request with largest int64 id", msg: `{"jsonrpc":"2.0","id":9223372036854775807,"method":"ping"}`,
+			wantKind: Request, wantID: `9223372036854775807`, wantMethod: "ping"},
+		{name: "request with smallest int64 id", msg: `{"jsonrpc":"2.0","id":-9223372036854775808,"method":"ping"}`,
+			wantKind: Request, wantID: `-9223372036854775808`, wantMethod: "ping"},
+		{name: "request with empty string id", msg: `{"jsonrpc":"2.0","id":"","method":"ping"}`,
+			wantKind: Request, wantID: `""`, wantMethod: "ping"},
+		{name: "request with escaped string id keeps its spelling", msg: `{"jsonrpc":"2.0","id":"\u0061\n","method":"ping"}`,
+			wantKind: Request, wantID: `"\u0061\n"`, wantMethod: "ping"},
+		{name: "request with escaped method", msg: `{"jsonrpc":"2.0","id":1,"method":"tools\/list"}`,
+			wantKind: Request, wantID: `1`, wantMethod: "tools/list"},
+		{name: "request with members in any order", msg: `{"params":{"a":1},"method":"m","id":5,"jsonrpc":"2.0"}`,
+			wantKind: Request, wantID: `5`, wantMethod: "m", wantParams: `{"a":1}`},
+		{name: "request with whitespace everywhere", msg: " \r\n\t{ \"jsonrpc\" : \"2.0\" , \"id\" : 7 , \"method\" : \"m\" , \"params\" : { } }\n",
+			wantKind: Request, wantID: `7`, wantMethod: "m", wantParams: `{ }`},
+		{name: "request with extra members", msg: `{"jsonrpc":"2.0","id":1,"method":"m","extra":[1,2]}`,
+			wantKind: Request, wantID: `1`, wantMethod: "m"},
+		{name: "notification", msg: `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+			wantKind: Notification, wantID: noID, wantMethod: "notifications/initialized"},
+		{name: "notification with params", msg: `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`,
+			wantKind: Notification, wantID: noID, wantMethod: "notifications/cancelled", wantParams: `{"requestId":1}`},
+		{name: "response with result", msg: `{"jsonrpc":"2.0","id":1,"result":{}}`,
+			wantKind: Response, wantID: `1`},
+		{name: "response with null result", msg: `{"jsonrpc":"2.0","id":"r","result":null}`,
+			wantKind: Response, wantID: `"r"`},
+		{name: "response with error", msg: `{"jsonrpc":"2.0","id":"x","error":{"code":-32601,"message":"no"}}`,
+			wantKind: Response, wantID: `"x"`},
+
+		// Not JSON.
+		{name: "empty message", msg: ``, wantKind: Invalid, wantCode: CodeParseError, wantMsg: "parse error"},
+		{name: "only whitespace", msg: " \n\t ", wantKind: Invalid, wantCode: CodeParseError, wantMsg: "parse error"},
+		{name: "truncated object", msg: `{"jsonrpc":"2.0","id":1`, wantKind: Invalid, wantCode: CodeParseError, wantMsg: "not valid JSON"},
+		{name: "missing value", msg: `{"jsonrpc":}`, wantKind: Invalid, wantCode: CodeParseError},
+		{name: "plain text", msg: `hello`, wantKind: Invalid, wantCode: CodeParseError},
+		{name: "single quotes", msg: `{'jsonrpc':'2.0'}`, wantKind: Invalid, wantCode: CodeParseError},
+		{name: "two objects", msg: `{"jsonrpc":"2.0","method":"a"}{"jsonrpc":"2.0","method":"b"}`, wantKind: Invalid, wantCode: CodeParseError},
+		{name: "trailing comma", msg: `{"jsonrpc":"2.0","method":"a",}`, wantKind: Invalid, wantCode: CodeParseError},
+		{name: "parse error hides a readable id", msg: `{"jsonrpc":"2.0","id":9,"method":}`, wantKind: Invalid, wantCode: CodeParseError},
+
+		// Valid JSON that is not one object.
+		{name: "batch", msg: `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, wantKind: Invalid, wantCode: CodeInvalidRequest, wantMsg: "batches are not supported"},
+		{name: "empty batch", msg: ` [] `, wantKind: Invalid, wantCode: CodeInvalidRequest, wantMsg: "batches"},
+		{name: "number", msg: `1`, wantKind: Invalid, wantCode: CodeInvalidRequest, wantMsg: "must be a JSON object"},
+		{name: "string", msg: `"ping"`, wantKind: Invalid, wantCode: CodeInvalidRequest, wantMsg: "must be a JSON object"},
+		{name: "null", msg: `null`, wantKind: Invalid, wantCode: CodeInvalidRequest, wantMsg: "must be a JSON object"},
+		{name: "boolean", msg: `true`, wantKind: Invalid, wantCode: CodeInvalidRequest, wantMsg: "must be a JSON object"},
+
+		// jsonrpc member.
+		{name: "jsonrpc missing", msg: `{"id":3,"method":"ping"}`, wantKind: Invalid, wantID: `3`, wantCode: CodeInvalidRequest, wantMsg: `"jsonrpc" must be "2.0"`},
+		{name: "jsonrpc 1.0", msg: `{"jsonrpc":"1.0","id":3,"method":"ping"}`, wantKind: Invalid, wantID: `3`, wantCode: CodeInvalidRequest, wantMsg: `"jsonrpc"`},
+		{name: "jsonrpc as number", msg: `{"jsonrpc":2.0,"id":"s","method":"ping"}`, wantKind: Invalid, wantID: `"s"`, wantCode: CodeInvalidRequest, wantMsg: `"jsonrpc"`},
+		{name: "jsonrpc with inner space", msg: `{"jsonrpc":"2.0 ","method":"ping"}`, wantKind: Invalid, wantCode: CodeInvalidRequest, wantMsg: `"jsonrpc"`},
+		{name: "jsonrpc null", msg: `{"jsonrpc":null,"method":"ping"}`, wantKind: Invalid, wantCode: CodeInvalidRequest, wantMsg: `"jsonrpc"`},
+		{name: "jsonrpc key in wrong case", msg: `{"JSONRPC":"2.0","id":1,"method":"ping"}`, wantKind: Invalid, wantID: `1`, wantCode: CodeInvalidRequest, wantMsg: `"jsonrpc"`},
+		{name: "response without jsonrpc", msg: `{"id":1,"result":{}}`, wantKind: Invalid, wantID: `1`, wantCode: CodeInvalidRequest, wantMsg: `"jsonrpc"`},
+
+		// id member.
+		{name: "id null", msg: `{"jsonrpc":"2.0","id":null,"method":"ping"}`, wantKind: Invalid, wantCode: CodeInvalidRequest, wantMsg: "id must be a string or an integer"},
+		{name: "id object", msg: `{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, wantKind: Invalid, wantCode: CodeInvalidRequest, wantMsg: "id must be"},
+		{name: "id array", msg: `{"jsonrpc":"2.0","id":[1],"method":"ping"}`, wantKind: Invalid, wantCode: CodeInvalidRequest, wantMsg: "id must be"},
+		{name: "id boolean", msg: `{"jsonrpc":"2.0","id":true,"method":"ping"}`, wantKind: Invalid, wantCode: CodeInvalidRequest, wantMsg: "id must be"},
+		{name: "id float", msg: `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, wantKind: Invalid, wantCode: CodeInvalidRequest, wantMsg: "id must be"},
+		{name: "id integral float", msg: `{"jsonrpc":"2.0","id":1.0,"method":"ping"}`, wantKind: Invalid, wantCode: CodeInvalidRequest, wantMsg: "id must be"},
+		{name: "id with exponent", msg: `{"jsonrpc":"2.0","id":1e3,"method":"ping"}`, wantKind: Invalid, wantCode: CodeInvalidRequest, wantMsg: "id must be"},
+		{name: "id with capital exponent", msg: `{"jsonrpc":"2.0","id":1E3,"method":"ping"}`, wantKind: Invalid, wantCode: CodeInvalidRequest, wantMsg: "id must be"},
+		{name: "id with negative exponent", msg: `{"jsonrpc":"2.0","id":-5e-1,"method":"ping"}`, wantKind: Invalid, wantCode: CodeInvalidRequest, wantMsg: "id must be"},
+		{name: "id just above int64", msg: `{"jsonrpc":"2.0","id":9223372036854775808,"method":"ping"}`, wantKind: Invalid, wantCode: CodeInvalidRequest, wantMsg: "id must be"},
+		{name: "id just below int64", msg: `{"jsonrpc":"2.0","id":-9223372036854775809,"method":"ping"}`, wantKind: Invalid, wantCode: CodeInvalidRequest, wantMsg: "id must be"},
+		{name: "id far beyond int64", msg: `{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"ping"}`, wantKind: Invalid, wantCode: CodeInvalidRequest, wantMsg: "id must be"},
+		{name: "id null in a response", msg: `{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"m"}}`, wantKind: Invalid, wantCode: CodeInvalidRequest, wantMsg: "id must be"},
+		{name: "bad id checked before jsonrpc", msg: `{"id":null}`, wantKind: Invalid, wantCode: CodeInvalidRequest, wantMsg: "id must be"},
+
+		// method member.
+		{name: "method missing", msg: `{"jsonrpc":"2.0","id":4}`, wantKind: Invalid, wantID: `4`, wantCode: CodeInvalidRequest, wantMsg: `"method" is missing`},
+		{name: "method missing without id", msg: `{"jsonrpc":"2.0"}`, wantKind: Invalid, wantCode: CodeInvalidRequest, wantMsg: `"method" is missing`},
+		{name: "method number", msg: `{"jsonrpc":"2.0","id":4,"method":1}`, wantKind: Invalid, wantID: `4`, wantCode: CodeInvalidRequest, wantMsg: `"method" must be a non-empty string`},
+		{name: "method null", msg: `{"jsonrpc":"2.0","id":4,"method":null}`, wantKind: Invalid, wantID: `4`, wantCode: CodeInvalidRequest, wantMsg: `"method" must be a non-empty string`},
+		{name: "method object", msg: `{"jsonrpc":"2.0","method":{}}`, wantKind: Invalid, wantCode: CodeInvalidRequest, wantMsg: `"method" must be a non-empty string`},
+		{name: "method empty", msg: `{"jsonrpc":"2.0","id":"q","method":""}`, wantKind: Invalid, wantID: `"q"`, wantCode: CodeInvalidRequest, wantMsg: `"method" must be a non-empty string`},
+
+		// params member.
+		{name: "params array", msg: `{"jsonrpc":"2.0","id":5,"method":"m","params":[1,2]}`, wantKind: Invalid, wantID: `5`, wantCode: CodeInvalidParams, wantMsg: `params of "m" must be an object`},
+		{name: "params string", msg: `{"jsonrpc":"2.0","id":5,"method":"m","params":"x"}`, wantKind: Invalid, wantID: `5`, wantCode: CodeInvalidParams, wantMsg: "must be an object"},
+		{name: "params null", msg: `{"jsonrpc":"2.0","id":5,"method":"m","params":null}`, wantKind: Invalid, wantID: `5`, wantCode: CodeInvalidParams, wantMsg: "must be an object"},
+		{name: "params number", msg: `{"jsonrpc":"2.0","id":5,"method":"m","params":0}`, wantKind: Invalid, wantID: `5`, wantCode: CodeInvalidParams, wantMsg: "must be an object"},
+		{name: "notification params array", msg: `{"jsonrpc":"2.0","method":"n","params":[]}`, wantKind: Invalid, wantCode: CodeInvalidParams, wantMsg: `params of "n"`},
+
+		// result and error.
+		{name: "response with result and error", msg: `{"jsonrpc":"2.0","id":6,"result":{},"error":{"code":1,"message":"m"}}`, wantKind: Invalid, wantID: `6`, wantCode: CodeInvalidRequest},
+		{name: "response without id", msg: `{"jsonrpc":"2.0","result":{}}`, wantKind: Invalid, wantCode: CodeInvalidRequest},
+		{name: "error response without id", msg: `{"jsonrpc":"2.0","error":{"code":1,"message":"m"}}`, wantKind: Invalid, wantCode: CodeInvalidRequest},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			v := Inspect([]byte(tc.msg))
+			if v.Kind != tc.wantKind {
+				t.Fatalf("Kind = %d, want %d (verdict %+v)", v.Kind, tc.wantKind, v)
+			}
+			if tc.wantID == noID {
+				if v.ID != nil {
+					t.Errorf("ID = %s, want nil", v.ID)
+				}
+			} else if string(v.ID) != tc.wantID {
+				t.Errorf("ID = %s, want %s", v.ID, tc.wantID)
+			}
+			if v.Method != tc.wantMethod {
+				t.Errorf("Method = %q, want %q", v.Method, tc.wantMethod)
+			}
+			if string(v.Params) != tc.wantParams {
+				t.Errorf("Params = %s, want %s", v.Params, tc.wantParams)
+			}
+			if v.Code != tc.wantCode {
+				t.Errorf("Code = %d, want %d", v.Code, tc.wantCode)
+			}
+			if tc.wantKind == Invalid {
+				if v.Message == "" {
+					t.Error("Message is empty for an Invalid verdict")
+				}
+				if !strings.Contains(v.Message, tc.wantMsg) {
+					t.Errorf("Message = %q, want it to contain %q", v.Message, tc.wantMsg)
+				}
+			} else if v.Message != "" {
+				t.Errorf("Message = %q for a %d verdict, want empty", v.Message, v.Kind)
+			}
+		})
+	}
+}
+
+func TestErrorResponse(t *testing.T) {
+	tests := []struct {
+		name    string
+		id      json.RawMessage
+		code    int
+		message string
+		wantID  string
+	}{
+		{"nil id is null", nil, CodeParseError, "parse error", `null`},
+		{"integer id", json.RawMessage(`42`), CodeInvalidRequest, "bad", `42`},
+		{"negative id", json.RawMessage(`-7`), CodeInvalidParams, "bad params", `-7`},
+		{"string id", json.RawMessage(`"abc"`), CodeMethodNotFound, "no such method", `"abc"`},
+		{"escaped string id", json.RawMessage(`"\u0061"`), CodeInternalError, "oops", `"\u0061"`},
+		{"empty string id", json.RawMessage(`""`), CodeInvalidRequest, "x", `""`},
+		{"message needing escapes", json.RawMessage(`1`), CodeInvalidRequest, "quote \" backslash \\ newline \n tab \t snowman \u2603", `1`},
+		{"empty message", json.RawMessage(`1`), CodeInvalidRequest, "", `1`},
+		{"empty non-nil id is null", json.RawMessage{}, CodeInvalidRequest, "x", `null`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out := ErrorResponse(tc.id, tc.code, tc.message)
+			if !json.Valid(out) {
+				t.Fatalf("ErrorResponse = %q, not valid JSON", out)
+			}
+			var top map[string]json.RawMessage
+			if err := json.Unmarshal(out, &top); err != nil {
+				t.Fatalf("ErrorResponse = %s, not an object: %v", out, err)
+			}
+			if len(top) != 3 {
+				t.Errorf("ErrorResponse has members %v, want exactly jsonrpc, id and error", keys(top))
+			}
+			if got := string(top["jsonrpc"]); got != `"2.0"` {
+				t.Errorf("jsonrpc = %s, want \"2.0\"", got)
+			}
+			if got := string(top["id"]); got != tc.wantID {
+				t.Errorf("id = %s, want %s", got, tc.wantID)
+			}
+			var e map[string]json.RawMessage
+			if err := json.Unmarshal(top["error"], &e); err != nil {
+				t.Fatalf("error member %s is not an object: %v", top["error"], err)
+			}
+			if len(e) != 2 {
+				t.Errorf("error object has members %v, want exactly code and message", keys(e))
+			}
+			var code int
+			if err := json.Unmarshal(e["code"], &code); err != nil || code != tc.code {
+				t.Errorf("error.code = %s, want %d", e["code"], tc.code)
+			}
+			var msg string
+			if err := json.Unmarshal(e["message"], &msg); err != nil || msg != tc.message {
+				t.Errorf("error.message = %s, want %q", e["message"], tc.message)
+			}
+		})
+	}
+}
+
+func keys(m map[string]json.RawMessage) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func TestErrorResponseForInvalidVerdicts(t *testing.T) {
+	// Every refusal Inspect produces becomes a response echoing the id.
+	tests := []struct {
+		msg    string
+		wantID string
+	}{
+		{`{`, `null`},
+		{`[]`, `null`},
+		{`{"jsonrpc":"2.0","id":null,"method":"m"}`, `null`},
+		{`{"jsonrpc":"1.0","id":"req-1","method":"m"}`, `"req-1"`},
+		{`{"jsonrpc":"2.0","id":77,"method":"m","params":[]}`, `77`},
+		{`{"jsonrpc":"2.0","id":"\u00e9","method":""}`, `"\u00e9"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.msg, func(t *testing.T) {
+			v := Inspect([]byte(tc.msg))
+			if v.Kind != Invalid {
+				t.Fatalf("Inspect kind = %d, want Invalid", v.Kind)
+			}
+			out := ErrorResponse(v.ID, v.Code, v.Message)
+			var resp struct {
+				ID    json.RawMessage `json:"id"`
+				Error struct {
+					Code    int    `json:"code"`
+					Message string `json:"message"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal(out, &resp); err != nil {
+				t.Fatalf("ErrorResponse = %q: %v", out, err)
+			}
+			if string(resp.ID) != tc.wantID {
+				t.Errorf("id = %s, want %s", resp.ID, tc.wantID)
+			}
+			if resp.Error.Code != v.Code || resp.Error.Message != v.Message {
+				t.Errorf("error = %d %q, want %d %q", resp.Error.Code, resp.Error.Message, v.Code, v.Message)
+			}
+		})
+	}
+}
+
+func TestHasModernMeta(t *testing.T) {
+	tests := []struct {
+		name   string
+		params string
+		want   bool
+	}{
+		{"absent params", "", false},
+		{"empty object", `{}`, false},
+		{"meta without the key", `{"_meta":{"progressToken":1}}`, false},
+		{"meta with the key", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`, true},
+		{"meta with the key and others", `{"name":"x","_meta":{"a":1,"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`, true},
+		{"key present with null value", `{"_meta":{"io.modelcontextprotocol/protocolVersion":null}}`, true},
+		{"key outside _meta", `{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`, false},
+		{"key nested deeper", `{"_meta":{"x":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, false},
+		{"key with different case", `{"_meta":{"io.modelcontextprotocol/ProtocolVersion":"2026-07-28"}}`, false},
+		{"_meta null", `{"_meta":null}`, false},
+		{"_meta array", `{"_meta":["io.modelcontextprotocol/protocolVersion"]}`, false},
+		{"_meta string", `{"_meta":"io.modelcontextprotocol/protocolVersion"}`, false},
+		{"params array", `[{"_meta":{"io.modelcontextprotocol/protocolVersion":"x"}}]`, false},
+		{"params not JSON", `{"_meta":`, false},
+		{"params null", `null`, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var params json.RawMessage
+			if tc.params != "" {
+				params = json.RawMessage(tc.params)
+			}
+			if got := HasModernMeta(params); got != tc.want {
+				t.Errorf("HasModernMeta(%s) = %v, want %v", tc.params, got, tc.want)
+			}
+		})
+	}
+	t.Run("params from an inspected request", func(t *testing.T) {
+		v := Inspect([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`))
+		if v.Kind != Request {
+			t.Fatalf("Kind = %d, want Request", v.Kind)
+		}
+		if !HasModernMeta(v.Params) {
+			t.Errorf("HasModernMeta(%s) = false, want true", v.Params)
+		}
+	})
+}
+
+func TestIDKey(t *testing.T) {
+	t.Run("same value, same key", func(t *testing.T) {
+		pairs := [][2]string{
+			{`"a"`, `"\u0061"`},
+			{`"é"`, `"\u00e9"`},
+			{`"a/b"`, `"a\/b"`},
+			{`1`, `1`},
+			{`1`, ` 1 `},
+			{`0`, `-0`},
+			{`"x"`, "\t\"x\"\n"},
+		}
+		for _, p := range pairs {
+			a, b := IDKey(json.RawMessage(p[0])), IDKey(json.RawMessage(p[1]))
+			if a == "" || a != b {
+				t.Errorf("IDKey(%s) = %q, IDKey(%s) = %q, want the same non-empty key", p[0], a, p[1], b)
+			}
+		}
+	})
+	t.Run("different values, different keys", func(t *testing.T) {
+		pairs := [][2]string{
+			{`1`, `"1"`},
+			{`0`, `""`},
+			{`"a"`, `"b"`},
+			{`"a"`, `"A"`},
+			{`1`, `2`},
+			{`-1`, `1`},
+			{`"n1"`, `1`},
+			{`"s"`, `""`},
+			{`9223372036854775807`, `-9223372036854775808`},
+		}
+		for _, p := range pairs {
+			a, b := IDKey(json.RawMessage(p[0])), IDKey(json.RawMessage(p[1]))
+			if a == "" || b == "" || a == b {
+				t.Errorf("IDKey(%s) = %q, IDKey(%s) = %q, want distinct non-empty keys", p[0], a, p[1], b)
+			}
+		}
+	})
+	t.Run("unreadable ids have the empty key", func(t *testing.T) {
+		for _, raw := range []string{``, ` `, `null`, `true`, `{}`, `[]`, `[1]`, `1.0`, `1.5`, `1e2`, `9223372036854775808`, `"unterminated`, `abc`, `-`, `01`} {
+			if got := IDKey(json.RawMessage(raw)); got != "" {
+				t.Errorf("IDKey(%q) = %q, want \"\"", raw, got)
+			}
+		}
+	})
+	t.Run("nil id", func(t *testing.T) {
+		if got := IDKey(nil); got != "" {
+			t.Errorf("IDKey(nil) = %q, want \"\"", got)
+		}
+	})
+	t.Run("matches request ids to response ids", func(t *testing.T) {
+		req := Inspect([]byte(`{"jsonrpc":"2.0","id":"\u0072eq","method":"m"}`))
+		resp := Inspect([]byte(`{"jsonrpc":"2.0","id":"req","result":{}}`))
+		if req.Kind != Request || resp.Kind != Response {
+			t.Fatalf("kinds = %d, %d, want Request, Response", req.Kind, resp.Kind)
+		}
+		if IDKey(req.ID) != IDKey(resp.ID) {
+			t.Errorf("IDKey(%s) = %q, IDKey(%s) = %q, want equal", req.ID, IDKey(req.ID), resp.ID, IDKey(resp.ID))
+		}
+	})
+}
+
+func FuzzInspect(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":"a","result":{}}`,
+		`{"jsonrpc":"2.0","id":"\u0061<>&","error":{"code":1,"message":"m"}}`,
+		`{"jsonrpc":"1.0","id":-5,"method":"m","params":[]}`,
+		`{"jsonrpc":"2.0","id":1e3,"method":"m"}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"m"}]`,
+		`{"jsonrpc":"2.0","id":9223372036854775808}`,
+		"{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"\"}",
+		`{`,
+		``,
+	} {
+		f.Add([]byte(s))
+	}
+	validCodes := map[int]bool{CodeParseError: true, CodeInvalidRequest: true, CodeInvalidParams: true}
+
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		v := Inspect(msg)
+
+		// The id the message carries, if it is an object with one.
+		var env map[string]json.RawMessage
+		_ = json.Unmarshal(bytes.TrimSpace(msg), &env)
+		inputID, hasInputID := env["id"]
+
+		switch v.Kind {
+		case Invalid:
+			if !validCodes[v.Code] {
+				t.Fatalf("Invalid verdict with code %d; input %q", v.Code, msg)
+			}
+			if v.Message == "" {
+				t.Fatalf("Invalid verdict without a message; input %q", msg)
+			}
+			out := ErrorResponse(v.ID, v.Code, v.Message)
+			if !json.Valid(out) {
+				t.Fatalf("ErrorResponse = %q is not valid JSON; input %q", out, msg)
+			}
+			var resp struct {
+				JSONRPC string          `json:"jsonrpc"`
+				ID      json.RawMessage `json:"id"`
+				Error   struct {
+					Code    int    `json:"code"`
+					Message string `json:"message"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal(out, &resp); err != nil {
+				t.Fatalf("ErrorResponse = %q does not decode: %v", out, err)
+			}
+			if resp.JSONRPC != "2.0" || resp.Error.Code != v.Code || resp.Error.Message != v.Message {
+				t.Fatalf("ErrorResponse = %s, want jsonrpc 2.0, code %d, message %q", out, v.Code, v.Message)
+			}
+			if v.ID == nil {
+				if string(resp.ID) != "null" {
+					t.Fatalf("ErrorResponse id = %s for a nil verdict id, want null", resp.ID)
+				}
+				return
+			}
+			if !hasInputID {
+				t.Fatalf("verdict has id %s but the input has none; input %q", v.ID, msg)
+			}
+			if k := IDKey(resp.ID); k == "" || k != IDKey(inputID) {
+				t.Fatalf("ErrorResponse id = %s (key %q), input id = %s (key %q)", resp.ID, k, inputID, IDKey(inputID))
+			}
+		case Request, Response:
+			if v.Code != 0 || v.Message != "" {
+				t.Fatalf("kind %d verdict with code %d, message %q", v.Kind, v.Code, v.Message)
+			}
+			if IDKey(v.ID) == "" {
+				t.Fatalf("kind %d verdict with unreadable id %q; input %q", v.Kind, v.ID, msg)
+			}
+			if !hasInputID || IDKey(inputID) != IDKey(v.ID) {
+				t.Fatalf("verdict id %s does not match input id %s", v.ID, inputID)
+			}
+			if v.Kind == Request && v.Method == "" {
+				t.Fatalf("Request without a method; input %q", msg)
+			}
+			if v.Kind == Response && (v.Method != "" || v.Params != nil) {
+				t.Fatalf("Response with method %q, params %s", v.Method, v.Params)
+			}
+		case Notification:
+			if v.Code != 0 || v.Message != "" {
+				t.Fatalf("Notification with code %d, message %q", v.Code, v.Message)
+			}
+			if v.ID != nil || hasInputID {
+				t.Fatalf("Notification with id %s (input id %s)", v.ID, inputID)
+			}
+			if v.Method == "" {
+				t.Fatalf("Notification without a method; input %q", msg)
+			}
+		default:
+			t.Fatalf("unknown kind %d; input %q", v.Kind, msg)
+		}
+		if v.Kind != Invalid && v.Params != nil {
+			if p := bytes.TrimSpace(v.Params); len(p) == 0 || p[0] != '{' || !json.Valid(p) {
+				t.Fatalf("accepted params %q are not an object", v.Params)
+			}
+		}
+	})
+}
+
+func TestOnlyJSONWhiteSpaceIsTrimmed(t *testing.T) {
+	if v := Inspect([]byte("\u00a0{\"jsonrpc\":\"2.0\",\"method\":\"x\"}")); v.Kind != Invalid || v.Code != CodeParseError {
+		t.Fatalf("a message led by U+00A0 = %+v; want a parse error", v)
+	}
+	if v := Inspect([]byte(" \t\r\n{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\r\n")); v.Kind != Notification {
+		t.Fatalf("JSON white space around a message = %+v; want a notification", v)
+	}
+}
