@@ -233,20 +233,27 @@ func TestSizeJSON(t *testing.T) {
 		}
 	})
 	t.Run("round trip", func(t *testing.T) {
-		for _, s := range []Size{0, 1, 1000, 1024, 3 << 20, 7 << 30, math.MaxInt64} {
-			b, err := json.Marshal(s)
-			if err != nil {
-				t.Errorf("Marshal(%d): %v", int64(s), err)
-				continue
-			}
-			var back Size
-			if err := json.Unmarshal(b, &back); err != nil {
-				t.Errorf("Unmarshal(%s): %v", b, err)
-				continue
-			}
-			if back != s {
-				t.Errorf("round trip of %d via %s gave %d", int64(s), b, int64(back))
-			}
-		}
+		checkJSONRoundTrip(t, []Size{0, 1, 1000, 1024, 3 << 20, 7 << 30, math.MaxInt64})
 	})
+}
+
+// checkJSONRoundTrip checks that each value survives json.Marshal and
+// json.Unmarshal unchanged.
+func checkJSONRoundTrip[T comparable](t *testing.T, values []T) {
+	t.Helper()
+	for _, v := range values {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Errorf("Marshal(%v): %v", v, err)
+			continue
+		}
+		var back T
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Errorf("Unmarshal(%s): %v", b, err)
+			continue
+		}
+		if back != v {
+			t.Errorf("round trip of %v via %s gave %v", v, b, back)
+		}
+	}
 }

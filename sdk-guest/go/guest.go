@@ -60,34 +60,14 @@ func (t Tool) Name() string { return t.name }
 // Text makes a tool for output mode "text": the returned string becomes the
 // result's only text block, byte for byte, so no newline is added.
 func Text[In any](name string, fn func(In) (string, error)) Tool {
-	return Tool{name: name, call: func(args []byte) ([]byte, error) {
-		in, err := decode[In](args)
-		if err != nil {
-			return nil, err
-		}
-		out, err := fn(in)
-		if err != nil {
-			return nil, err
-		}
-		return []byte(out), nil
-	}}
+	return tool(name, fn, func(out string) ([]byte, error) { return []byte(out), nil })
 }
 
 // JSON makes a tool for output mode "json": Out is encoded as the result's
 // structuredContent. It must encode to a JSON object, so it is typically a
 // struct or a map; a nil map or pointer encodes to null and fails the call.
 func JSON[In, Out any](name string, fn func(In) (Out, error)) Tool {
-	return Tool{name: name, call: func(args []byte) ([]byte, error) {
-		in, err := decode[In](args)
-		if err != nil {
-			return nil, err
-		}
-		out, err := fn(in)
-		if err != nil {
-			return nil, err
-		}
-		return encodeObject(out, "result")
-	}}
+	return tool(name, fn, func(out Out) ([]byte, error) { return encodeObject(out, "result") })
 }
 
 // Result makes a tool for output mode "result", for tools that need several
@@ -95,15 +75,7 @@ func JSON[In, Out any](name string, fn func(In) (Out, error)) Tool {
 // result with IsError set is still a successful run: the model sees it as a
 // tool error, but stdout carries it and the exit status is 0.
 func Result[In any](name string, fn func(In) (*CallResult, error)) Tool {
-	return Tool{name: name, call: func(args []byte) ([]byte, error) {
-		in, err := decode[In](args)
-		if err != nil {
-			return nil, err
-		}
-		res, err := fn(in)
-		if err != nil {
-			return nil, err
-		}
+	return tool(name, fn, func(res *CallResult) ([]byte, error) {
 		if res == nil {
 			return nil, errors.New("tool returned no result")
 		}
@@ -115,6 +87,22 @@ func Result[In any](name string, fn func(In) (*CallResult, error)) Tool {
 			}
 		}
 		return encode(res)
+	})
+}
+
+// tool wires decoding, the tool's function and an output encoding together;
+// the three constructors differ only in the encoding.
+func tool[In, Out any](name string, fn func(In) (Out, error), write func(Out) ([]byte, error)) Tool {
+	return Tool{name: name, call: func(args []byte) ([]byte, error) {
+		in, err := decode[In](args)
+		if err != nil {
+			return nil, err
+		}
+		out, err := fn(in)
+		if err != nil {
+			return nil, err
+		}
+		return write(out)
 	}}
 }
 

@@ -147,23 +147,25 @@ func checkID(raw json.RawMessage) (json.RawMessage, bool) {
 	return nil, false
 }
 
+// errorResponse is a JSON-RPC error response on the wire.
+type errorResponse struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Error   struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
 // ErrorResponse encodes a JSON-RPC error response. A nil id is written as
 // null, as JSON-RPC asks when the request's id could not be read.
 func ErrorResponse(id json.RawMessage, code int, message string) []byte {
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
-	b, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}{JSONRPC: "2.0", ID: id, Error: struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	}{code, message}})
+	r := errorResponse{JSONRPC: "2.0", ID: id}
+	r.Error.Code, r.Error.Message = code, message
+	b, _ := json.Marshal(r)
 	return b
 }
 

@@ -241,13 +241,7 @@ func TestErrorResponseForInvalidVerdicts(t *testing.T) {
 				t.Fatalf("Inspect kind = %d, want Invalid", v.Kind)
 			}
 			out := ErrorResponse(v.ID, v.Code, v.Message)
-			var resp struct {
-				ID    json.RawMessage `json:"id"`
-				Error struct {
-					Code    int    `json:"code"`
-					Message string `json:"message"`
-				} `json:"error"`
-			}
+			var resp errorResponse
 			if err := json.Unmarshal(out, &resp); err != nil {
 				t.Fatalf("ErrorResponse = %q: %v", out, err)
 			}
@@ -404,14 +398,7 @@ func FuzzInspect(f *testing.F) {
 			if !json.Valid(out) {
 				t.Fatalf("ErrorResponse = %q is not valid JSON; input %q", out, msg)
 			}
-			var resp struct {
-				JSONRPC string          `json:"jsonrpc"`
-				ID      json.RawMessage `json:"id"`
-				Error   struct {
-					Code    int    `json:"code"`
-					Message string `json:"message"`
-				} `json:"error"`
-			}
+			var resp errorResponse
 			if err := json.Unmarshal(out, &resp); err != nil {
 				t.Fatalf("ErrorResponse = %q does not decode: %v", out, err)
 			}
