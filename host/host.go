@@ -75,14 +75,15 @@ func (h *Host) Catalog() *catalog.Catalog { return h.catalog }
 var ErrUnknownTool = errors.New("unknown tool")
 
 // Call runs one tool call. args is the call's "arguments" JSON; empty or
-// null means {}.
-func (h *Host) Call(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+// null means {}. rep, if not nil, receives the tool's log and progress
+// reports; they also go to the server's log at debug level.
+func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, rep sandbox.Reporter) (*mcp.CallToolResult, error) {
 	t, ok := h.catalog.Lookup(name)
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownTool, name)
 	}
 	start := time.Now()
-	res, outcome := h.call(ctx, t, args)
+	res, outcome := h.call(ctx, t, args, &serverLog{log: h.log, tool: name, next: rep})
 	h.log.Info("call", "tool", name, "outcome", outcome.kind, "duration", time.Since(start), "peak_memory", outcome.peak)
 	return res, nil
 }
@@ -93,7 +94,7 @@ type outcome struct {
 	peak int64
 }
 
-func (h *Host) call(ctx context.Context, t *catalog.Tool, args json.RawMessage) (*mcp.CallToolResult, outcome) {
+func (h *Host) call(ctx context.Context, t *catalog.Tool, args json.RawMessage, rep sandbox.Reporter) (*mcp.CallToolResult, outcome) {
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
@@ -120,9 +121,10 @@ func (h *Host) call(ctx context.Context, t *catalog.Tool, args json.RawMessage) 
 	}
 	h.log.Debug("run started", "tool", t.Spec.Name)
 	run := prog.Run(ctx, h.engine, sandbox.Run{
-		Args:   []string{t.Module.Stem, t.Spec.Name},
-		Stdin:  args,
-		Limits: t.Module.Limits,
+		Args:     []string{t.Module.Stem, t.Spec.Name},
+		Stdin:    args,
+		Limits:   t.Module.Limits,
+		Reporter: rep,
 	})
 	if run.Failure != nil {
 		return errorResult(failureText(t.Spec.Name, run)), outcome{kind: string(run.Failure.Kind), peak: run.PeakMemory}
@@ -136,6 +138,29 @@ func (h *Host) call(ctx context.Context, t *catalog.Tool, args json.RawMessage) 
 		kind = "tool_error"
 	}
 	return res, outcome{kind: kind, peak: run.PeakMemory}
+}
+
+// serverLog copies a tool's reports into the server's log, then passes them
+// on. Reports are the tool's words, so they are logged at debug level with
+// the tool's name, never mistaken for the server's own.
+type serverLog struct {
+	log  *slog.Logger
+	tool string
+	next sandbox.Reporter
+}
+
+func (s *serverLog) Log(level int32, msg string) {
+	s.log.Debug("tool log", "tool", s.tool, "level", abi.LevelNames[level], "message", msg)
+	if s.next != nil {
+		s.next.Log(level, msg)
+	}
+}
+
+func (s *serverLog) Progress(progress, total float64, msg string) {
+	s.log.Debug("tool progress", "tool", s.tool, "progress", progress, "total", total, "message", msg)
+	if s.next != nil {
+		s.next.Progress(progress, total, msg)
+	}
 }
 
 // acquire waits for a run slot, at most the queue timeout.

@@ -198,7 +198,7 @@ func call(t *testing.T, h *Host, name, args string) *mcp.CallToolResult {
 	if args != "" {
 		raw = json.RawMessage(args)
 	}
-	res, err := h.Call(context.Background(), name, raw)
+	res, err := h.Call(context.Background(), name, raw, nil)
 	if err != nil {
 		t.Fatalf("Call(%s): %v", name, err)
 	}
@@ -223,7 +223,7 @@ func text(t *testing.T, res *mcp.CallToolResult) string {
 
 func TestUnknownTool(t *testing.T) {
 	f := newFixture(t, standard(), Options{})
-	res, err := f.host.Call(context.Background(), "nope", nil)
+	res, err := f.host.Call(context.Background(), "nope", nil, nil)
 	if !errors.Is(err, ErrUnknownTool) {
 		t.Fatalf("err = %v; want ErrUnknownTool", err)
 	}
@@ -302,7 +302,7 @@ func TestViolationsListEachOnItsOwnLine(t *testing.T) {
 func TestAbsentArgumentsAreAnEmptyObject(t *testing.T) {
 	f := newFixture(t, standard(), Options{})
 	for _, args := range []json.RawMessage{nil, {}, json.RawMessage("null")} {
-		res, err := f.host.Call(context.Background(), "text", args)
+		res, err := f.host.Call(context.Background(), "text", args, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -594,7 +594,7 @@ func TestBusyWhenEverySlotIsTaken(t *testing.T) {
 	defer cancel()
 	first := make(chan *mcp.CallToolResult, 1)
 	go func() {
-		res, err := f.host.Call(ctx, "loop", nil)
+		res, err := f.host.Call(ctx, "loop", nil, nil)
 		if err != nil {
 			t.Error(err)
 		}
@@ -643,7 +643,7 @@ func TestCancelledWhileQueued(t *testing.T) {
 	f.host.slots <- struct{}{} // every slot taken
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	res, err := f.host.Call(ctx, "text", nil)
+	res, err := f.host.Call(ctx, "text", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -660,7 +660,7 @@ func TestQueuedCallRunsWhenASlotFrees(t *testing.T) {
 	f.host.slots <- struct{}{}
 	done := make(chan *mcp.CallToolResult, 1)
 	go func() {
-		res, _ := f.host.Call(context.Background(), "text", json.RawMessage(`{"q":1}`))
+		res, _ := f.host.Call(context.Background(), "text", json.RawMessage(`{"q":1}`), nil)
 		done <- res
 	}()
 	<-f.host.slots // free the slot, whether or not the call is waiting yet
@@ -691,7 +691,7 @@ func TestCallsRunConcurrently(t *testing.T) {
 	for i := range 16 {
 		wg.Go(func() {
 			args := `{"i":` + strings.Repeat("1", i+1) + `}`
-			res, err := f.host.Call(context.Background(), "text", json.RawMessage(args))
+			res, err := f.host.Call(context.Background(), "text", json.RawMessage(args), nil)
 			if err != nil {
 				t.Error(err)
 				return

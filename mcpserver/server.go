@@ -43,8 +43,11 @@ func New(h *host.Host, version string, log *slog.Logger) *Server {
 		Instructions: instructions,
 		Logger:       sdkLogger(log),
 		// The tool set is fixed while the server runs, so no list_changed
-		// notifications are promised.
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		// notifications are promised. Logging carries tools' log calls.
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:   &mcp.ToolCapabilities{},
+			Logging: &mcp.LoggingCapabilities{},
+		},
 	})
 	for _, t := range h.Catalog().Tools {
 		if err := s.addTool(h, t); err != nil {
@@ -64,7 +67,7 @@ func (s *Server) addTool(h *host.Host, t *catalog.Tool) (err error) {
 	s.mcp.AddTool(Tool(t.Spec), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ctx, cancel := s.callContext(ctx, req)
 		defer cancel()
-		return h.Call(ctx, name, req.Params.Arguments)
+		return h.Call(ctx, name, req.Params.Arguments, newClientReporter(ctx, req, name))
 	})
 	return nil
 }

@@ -7,8 +7,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
+	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/host"
 	"github.com/wasmcp/wasmcp/mcpserver"
 )
@@ -54,7 +56,7 @@ func runCall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return exitFailure
 	}
 	defer l.close()
-	res, err := l.host.Call(ctx, name, argsJSON)
+	res, err := l.host.Call(ctx, name, argsJSON, stderrReporter{stderr})
 	if errors.Is(err, host.ErrUnknownTool) {
 		var names []string
 		for _, t := range l.host.Catalog().Tools {
@@ -77,4 +79,20 @@ func runCall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return exitFailure
 	}
 	return exitOK
+}
+
+// stderrReporter shows a tool's log and progress reports to the author
+// running `wasmcp call`, on stderr so that stdout stays the result.
+type stderrReporter struct{ w io.Writer }
+
+func (r stderrReporter) Log(level int32, msg string) {
+	fmt.Fprintf(r.w, "[%s] %s\n", abi.LevelNames[level], msg)
+}
+
+func (r stderrReporter) Progress(progress, total float64, msg string) {
+	if math.IsNaN(total) {
+		fmt.Fprintf(r.w, "[progress %g] %s\n", progress, msg)
+		return
+	}
+	fmt.Fprintf(r.w, "[progress %g/%g] %s\n", progress, total, msg)
 }

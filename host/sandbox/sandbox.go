@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
 
+	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/internal/wasmbin"
 )
 
@@ -84,10 +86,16 @@ func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
 	if _, err := rt.InstantiateModule(ctx, wasi, wazero.NewModuleConfig()); err != nil {
 		return nil, fmt.Errorf("instantiating WASI: %w", err)
 	}
+	if err := instantiateHostModule(ctx, rt); err != nil {
+		return nil, fmt.Errorf("instantiating the %s host module: %w", abi.HostModule, err)
+	}
 	return &Engine{
-		rt:       rt,
-		cache:    cache,
-		provided: map[string]map[string]bool{wasi_snapshot_preview1.ModuleName: names},
+		rt:    rt,
+		cache: cache,
+		provided: map[string]map[string]bool{
+			wasi_snapshot_preview1.ModuleName: names,
+			abi.HostModule:                    hostFunctionNames(),
+		},
 	}, nil
 }
 
@@ -109,7 +117,7 @@ func (e *Engine) CheckModule(m *wasmbin.Module) error {
 	for _, imp := range m.Imports {
 		funcs, ok := e.provided[imp.Module]
 		if !ok {
-			return fmt.Errorf("imports %s.%s, but wasmcp provides no module %q (tools may import only %s)", imp.Module, imp.Name, imp.Module, wasi_snapshot_preview1.ModuleName)
+			return fmt.Errorf("imports %s.%s, but wasmcp provides no module %q (tools may import only %s and %s)", imp.Module, imp.Name, imp.Module, wasi_snapshot_preview1.ModuleName, abi.HostModule)
 		}
 		if imp.Kind != wasmbin.KindFunc || !funcs[imp.Name] {
 			return fmt.Errorf("imports %s.%s, which wasmcp does not provide", imp.Module, imp.Name)
@@ -164,6 +172,8 @@ type Run struct {
 	Args   []string
 	Stdin  []byte
 	Limits Limits
+	// Reporter receives the guest's log and progress calls; nil drops them.
+	Reporter Reporter
 }
 
 // Outcome is what a run produced.
@@ -207,6 +217,7 @@ func (c *Compiled) Run(ctx context.Context, e *Engine, r Run) (out Outcome) {
 	runCtx, cancelTimeout := context.WithTimeoutCause(runCtx, r.Limits.Timeout, errTimeLimit)
 	defer cancelTimeout()
 	runCtx = experimental.WithMemoryAllocator(runCtx, mem)
+	runCtx = context.WithValue(runCtx, runStateKey{}, &runState{reporter: r.Reporter, lastProgress: math.Inf(-1)})
 
 	stdout := &cappedBuffer{limit: r.Limits.Output, onFull: func() { cancel(errStdoutLimit) }}
 	stderr := &cappedBuffer{limit: r.Limits.Output, onFull: func() { cancel(errStderrLimit) }}
