@@ -161,11 +161,16 @@ func connectStdio(t testing.TB, version string, extra ...string) *mcp.ClientSess
 	return cs
 }
 
+// stdioCommand is `wasmcp serve` over stdio on the test's tool directory.
+func stdioCommand(extra ...string) *exec.Cmd {
+	return exec.Command(binary, append([]string{"serve", "--tools", toolsDir, "--cache-dir", cacheDir}, extra...)...)
+}
+
 // connectStdioLog is connectStdio that also returns the server's stderr.
 func connectStdioLog(t testing.TB, version string, extra ...string) (*mcp.ClientSession, *server) {
 	t.Helper()
 	writeHostile(t)
-	cmd := exec.Command(binary, append([]string{"serve", "--tools", toolsDir, "--cache-dir", cacheDir}, extra...)...)
+	cmd := stdioCommand(extra...)
 	s := &server{cmd: cmd, stderr: &lockedBuffer{}}
 	cmd.Stderr = s.stderr
 	return connect(t, &mcp.CommandTransport{Command: cmd}, version), s

@@ -51,7 +51,12 @@ func main() {
 		if err != nil {
 			return result{}, err
 		}
-		return search(invoices, in)
+		res, err := search(invoices, in)
+		if err == nil {
+			// Tells a watching client how selective the query was.
+			guest.Logf(guest.Info, "%d of %d invoices match", res.Count, len(invoices))
+		}
+		return res, err
 	}))
 }
 
