@@ -36,6 +36,7 @@ var commands = []command{
 	{"call", "run one tool once with JSON arguments and print its result", runCall},
 	{"inspect", "show a module's manifest, imports, exports and memory", runInspect},
 	{"pack", "embed a manifest into a module as a custom section", runPack},
+	{"new", "create a folder for a new tool, ready to build, in Go, C, Rust or AssemblyScript", runNew},
 	{"version", "print the version", runVersion},
 }
 

@@ -1,0 +1,41 @@
+package e2e
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestNewToolBuildsAndRuns does what a new tool author does: create a tool
+// with `wasmcp new`, build it with its own build script, and call it, with
+// nothing edited in between.
+func TestNewToolBuildsAndRuns(t *testing.T) {
+	for _, lang := range []string{"go", "c", "rust", "assemblyscript"} {
+		t.Run(lang, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			name := "hello_" + lang
+			run(t, exec.Command(binary, "new", "--lang", lang, "--dir", dir, name))
+			folder := filepath.Join(dir, name)
+			run(t, exec.Command(filepath.Join(folder, "build")))
+			out := run(t, exec.Command(binary, "call", "--tools", folder, "--cache-dir", "", name, `{"name":"Ada"}`))
+			if !strings.Contains(out, "Ada") {
+				t.Errorf("the new tool answered %s; want a greeting for Ada", out)
+			}
+			// The folder is not overwritten by a second `new`.
+			if err := exec.Command(binary, "new", "--lang", lang, "--dir", dir, name).Run(); err == nil {
+				t.Error("wasmcp new overwrote an existing folder")
+			}
+		})
+	}
+}
+
+func run(t *testing.T, cmd *exec.Cmd) string {
+	t.Helper()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
+	}
+	return string(out)
+}

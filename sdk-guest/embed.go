@@ -1,0 +1,11 @@
+// Package sdkguest holds the guest SDKs' sources for `wasmcp new`, which
+// copies them into each new tool folder so that the folder builds on its
+// own, with no dependency to fetch.
+package sdkguest
+
+import "embed"
+
+// Files holds the SDK sources, under their paths in this directory.
+//
+//go:embed go/*.go
+var Files embed.FS
