@@ -10,25 +10,55 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// notes collects the notifications a client receives.
+// notes collects the notifications a client receives. The SDK's client may
+// run a notification handler after the call's response has been returned,
+// so tests wait for what they expect rather than read it at once.
 type notes struct {
 	mu       sync.Mutex
 	logs     []*mcp.LoggingMessageParams
 	progress []*mcp.ProgressNotificationParams
+	changed  chan struct{} // closed and replaced on every notification
 }
 
 func (n *notes) options() *mcp.ClientOptions {
+	n.changed = make(chan struct{})
 	return &mcp.ClientOptions{
 		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
 			n.mu.Lock()
 			defer n.mu.Unlock()
 			n.logs = append(n.logs, r.Params)
+			n.signal()
 		},
 		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
 			n.mu.Lock()
 			defer n.mu.Unlock()
 			n.progress = append(n.progress, r.Params)
+			n.signal()
 		},
+	}
+}
+
+func (n *notes) signal() {
+	close(n.changed)
+	n.changed = make(chan struct{})
+}
+
+// waitLogs waits until at least count log messages have arrived.
+func (n *notes) waitLogs(t *testing.T, count int) []*mcp.LoggingMessageParams {
+	t.Helper()
+	deadline := time.After(time.Minute)
+	for {
+		n.mu.Lock()
+		logs, changed := append([]*mcp.LoggingMessageParams(nil), n.logs...), n.changed
+		n.mu.Unlock()
+		if len(logs) >= count {
+			return logs
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("got %d log messages; want %d", len(logs), count)
+		}
 	}
 }
 
@@ -92,8 +122,7 @@ func TestToolLogsReachTheClient(t *testing.T) {
 		if err != nil || res.IsError {
 			t.Fatalf("call: %v %v", err, res)
 		}
-		// Notifications for a request are sent before its response.
-		logs, _ := n.snapshot()
+		logs := n.waitLogs(t, 1)
 		if len(logs) != 1 || logs[0].Level != "info" || logs[0].Logger != "search_invoices" || !strings.Contains(logs[0].Data.(string), "invoices match") {
 			t.Fatalf("logs = %+v; want one info message from search_invoices", logs)
 		}
@@ -103,11 +132,13 @@ func TestToolLogsReachTheClient(t *testing.T) {
 func TestLogLevelFiltersToolLogs(t *testing.T) {
 	forEachNotingClient(t, "error", func(t *testing.T, cs *mcp.ClientSession, n *notes, meta mcp.Meta) {
 		callWithMeta(t, cs, meta, "search_invoices", map[string]any{"startDate": "2026-01-01", "endDate": "2026-12-31"})
-		// A later call that fails proves the earlier one's notifications
-		// (had there been any) were delivered: they precede its response.
-		callWithMeta(t, cs, meta, "calculate", map[string]any{"a": 1, "b": 1, "operation": "add"})
-		if logs, _ := n.snapshot(); len(logs) != 0 {
-			t.Fatalf("an info message passed an error-level filter: %+v", logs)
+		// shout logs at error level: once its message is in, the earlier
+		// call's info message, had it passed the filter, was sent long
+		// before.
+		callWithMeta(t, cs, meta, "shout", nil)
+		logs := n.waitLogs(t, 1)
+		if len(logs) != 1 || logs[0].Data != "sentinel" || logs[0].Level != "error" {
+			t.Fatalf("logs = %+v; want only shout's error-level sentinel", logs)
 		}
 	})
 }

@@ -7,5 +7,5 @@ import "embed"
 
 // Files holds the SDK sources, under their paths in this directory.
 //
-//go:embed go/*.go
+//go:embed go/*.go assemblyscript/assembly/wasmcp.ts
 var Files embed.FS

@@ -31,7 +31,8 @@ type sdkCopy struct {
 // languages maps each --lang to the SDK files its scaffold needs; the
 // scaffold's own files are templates/<lang>/.
 var languages = map[string][]sdkCopy{
-	"go": {{glob: "go/*.go", to: "guest"}},
+	"go":             {{glob: "go/*.go", to: "guest"}},
+	"assemblyscript": {{glob: "assemblyscript/assembly/wasmcp.ts", to: "assembly"}},
 }
 
 // newName is the rule for a new tool's name: a valid tool name that is also
