@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -18,7 +19,10 @@ func TestNewToolBuildsAndRuns(t *testing.T) {
 			name := "hello_" + lang
 			run(t, exec.Command(binary, "new", "--lang", lang, "--dir", dir, name))
 			folder := filepath.Join(dir, name)
-			run(t, exec.Command(filepath.Join(folder, "build")))
+			build := exec.Command(filepath.Join(folder, "build"))
+			// Shares compiled crates with the repository's own Rust builds.
+			build.Env = append(os.Environ(), "CARGO_TARGET_DIR="+rustTarget(t))
+			run(t, build)
 			out := run(t, exec.Command(binary, "call", "--tools", folder, "--cache-dir", "", name, `{"name":"Ada"}`))
 			if !strings.Contains(out, "Ada") {
 				t.Errorf("the new tool answered %s; want a greeting for Ada", out)
@@ -38,4 +42,12 @@ func run(t *testing.T, cmd *exec.Cmd) string {
 		t.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
 	}
 	return string(out)
+}
+
+func rustTarget(t *testing.T) string {
+	dir, err := filepath.Abs("../build/rust")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

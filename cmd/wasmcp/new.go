@@ -33,6 +33,11 @@ type sdkCopy struct {
 var languages = map[string][]sdkCopy{
 	"go":             {{glob: "go/*.go", to: "guest"}},
 	"assemblyscript": {{glob: "assemblyscript/assembly/wasmcp.ts", to: "assembly"}},
+	"rust": {
+		{glob: "rust/Cargo.toml", to: "wasmcp-guest"},
+		{glob: "rust/debian-cargo", to: "wasmcp-guest"},
+		{glob: "rust/src/*.rs", to: "wasmcp-guest/src"},
+	},
 }
 
 // newName is the rule for a new tool's name: a valid tool name that is also
@@ -114,7 +119,7 @@ func scaffold(target, lang, name string) error {
 		if path.Base(rel) == "build" {
 			mode = 0o755
 		}
-		return writeFile(filepath.Join(target, filepath.FromSlash(rel)), []byte(out.String()), mode)
+		return writeScaffoldFile(filepath.Join(target, filepath.FromSlash(rel)), []byte(out.String()), mode)
 	})
 	if err != nil {
 		return err
@@ -132,7 +137,7 @@ func scaffold(target, lang, name string) error {
 			if err != nil {
 				return err
 			}
-			if err := writeFile(filepath.Join(target, c.to, path.Base(m)), data, 0o644); err != nil {
+			if err := writeScaffoldFile(filepath.Join(target, c.to, path.Base(m)), data, 0o644); err != nil {
 				return err
 			}
 		}
@@ -140,7 +145,7 @@ func scaffold(target, lang, name string) error {
 	return nil
 }
 
-func writeFile(p string, data []byte, mode os.FileMode) error {
+func writeScaffoldFile(p string, data []byte, mode os.FileMode) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}

@@ -1,0 +1,357 @@
+// Drives the SDK through its public run function, the way the host drives a
+// module: argv, stdin, stdout, stderr and the exit status.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use wasmcp_guest::*;
+
+#[derive(Deserialize)]
+struct Pair {
+    #[serde(default)]
+    a: f64,
+    #[serde(default)]
+    b: f64,
+}
+
+#[derive(Serialize)]
+struct Sum {
+    sum: f64,
+}
+
+fn add(p: Pair) -> Result<String, String> {
+    if p.a < 0.0 {
+        return Err("a must not be negative\nsecond line".to_string());
+    }
+    Ok(format!("sum is <{}>", p.a + p.b))
+}
+
+fn tools() -> Vec<Tool> {
+    vec![
+        text_tool("add", add),
+        json_tool("add_json", |p: Pair| {
+            Ok::<_, String>(Sum { sum: p.a + p.b })
+        }),
+        json_tool("array_json", |_: Value| Ok::<_, String>(vec![1])),
+        json_tool("none_json", |_: Value| Ok::<Option<Sum>, String>(None)),
+        json_tool("map_json", |_: Value| {
+            let mut m = BTreeMap::new();
+            m.insert("k", 1);
+            Ok::<_, String>(m)
+        }),
+        result_tool("add_result", |p: Pair| {
+            Ok::<_, String>(CallResult {
+                content: vec![
+                    Content::text("sum <ok>"),
+                    Content::image(&[1, 2, 3], "image/png"),
+                ],
+                structured_content: Some(json!({"sum": p.a + p.b})),
+                is_error: p.a + p.b > 100.0,
+            })
+        }),
+        result_tool("empty_result", |_: Value| {
+            Ok::<_, String>(CallResult::default())
+        }),
+        result_tool("bad_structured", |_: Value| {
+            Ok::<_, String>(CallResult {
+                structured_content: Some(json!("text")),
+                ..CallResult::default()
+            })
+        }),
+        result_tool("raw", |_: Value| {
+            Ok::<_, String>(CallResult {
+                content: vec![
+                    Content::raw(json!({"type": "resource_link", "uri": "file:///x", "name": "x"})),
+                    Content::text(""),
+                    Content::audio(b"", "audio/wav"),
+                ],
+                ..CallResult::default()
+            })
+        }),
+        text_tool("panics", |_: Value| -> Result<String, String> {
+            panic!("boom")
+        }),
+        text_tool("count", |_: Count| Ok::<_, String>("ok".to_string())),
+        text_tool(
+            "boxed",
+            |_: Value| -> Result<String, Box<dyn std::error::Error>> {
+                let n: i32 = "x".parse()?;
+                Ok(n.to_string())
+            },
+        ),
+    ]
+}
+
+#[derive(Deserialize)]
+#[allow(dead_code)]
+struct Count {
+    n: u8,
+    items: Option<Vec<String>>,
+}
+
+type Value = serde_json::Value;
+
+// invoke runs one call and returns the exit status, stdout and stderr.
+fn invoke(tools: &[Tool], stdin: &str, args: &[&str]) -> (i32, String, String) {
+    let mut argv = vec!["module".to_string()];
+    argv.extend(args.iter().map(|a| a.to_string()));
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = run(&argv, &mut stdin.as_bytes(), &mut out, &mut err, tools);
+    (
+        code,
+        String::from_utf8(out).unwrap(),
+        String::from_utf8(err).unwrap(),
+    )
+}
+
+#[test]
+fn text() {
+    let got = invoke(&tools(), r#"{"a":1,"b":2.5}"#, &["add"]);
+    assert_eq!(got, (EXIT_OK, "sum is <3.5>".into(), "".into()));
+}
+
+#[test]
+fn empty_stdin_is_empty_object() {
+    for stdin in ["", "  \n", "{}"] {
+        let got = invoke(&tools(), stdin, &["add"]);
+        assert_eq!(
+            got,
+            (EXIT_OK, "sum is <0>".into(), "".into()),
+            "stdin {:?}",
+            stdin
+        );
+    }
+}
+
+#[test]
+fn unknown_fields_ignored() {
+    let got = invoke(&tools(), r#"{"a":1,"b":1,"c":"x"}"#, &["add"]);
+    assert_eq!(got, (EXIT_OK, "sum is <2>".into(), "".into()));
+}
+
+#[test]
+fn tool_error_is_one_line() {
+    let got = invoke(&tools(), r#"{"a":-1}"#, &["add"]);
+    assert_eq!(
+        got,
+        (
+            EXIT_ERROR,
+            "".into(),
+            "a must not be negative second line\n".into()
+        )
+    );
+}
+
+#[test]
+fn any_display_error() {
+    let (code, out, err) = invoke(&tools(), "{}", &["boxed"]);
+    assert_eq!((code, out.as_str()), (EXIT_ERROR, ""));
+    assert_eq!(err, "invalid digit found in string\n");
+}
+
+#[test]
+fn json() {
+    let got = invoke(&tools(), r#"{"a":1,"b":2}"#, &["add_json"]);
+    assert_eq!(got, (EXIT_OK, r#"{"sum":3.0}"#.into(), "".into()));
+    let got = invoke(&tools(), "{}", &["map_json"]);
+    assert_eq!(got, (EXIT_OK, r#"{"k":1}"#.into(), "".into()));
+}
+
+#[test]
+fn json_must_be_object() {
+    for (name, shown) in [("array_json", "[1]"), ("none_json", "null")] {
+        let (code, out, err) = invoke(&tools(), "{}", &[name]);
+        assert_eq!((code, out.as_str()), (EXIT_ERROR, ""), "{}", name);
+        assert_eq!(
+            err,
+            format!(
+                "tool bug: the result must serialize to a JSON object, not {}\n",
+                shown
+            )
+        );
+    }
+}
+
+#[test]
+fn result() {
+    let (code, out, _) = invoke(&tools(), r#"{"a":1,"b":2}"#, &["add_result"]);
+    assert_eq!(code, EXIT_OK);
+    let want = json!({
+        "content": [
+            {"type": "text", "text": "sum <ok>"},
+            {"type": "image", "data": "AQID", "mimeType": "image/png"},
+        ],
+        "structuredContent": {"sum": 3.0},
+    });
+    assert_eq!(serde_json::from_str::<Value>(&out).unwrap(), want);
+
+    // isError is the model's business: the run itself succeeded.
+    let (code, out, _) = invoke(&tools(), r#"{"a":100,"b":2}"#, &["add_result"]);
+    assert_eq!(code, EXIT_OK);
+    assert_eq!(
+        serde_json::from_str::<Value>(&out).unwrap()["isError"],
+        json!(true)
+    );
+}
+
+#[test]
+fn result_shapes() {
+    let got = invoke(&tools(), "{}", &["empty_result"]);
+    assert_eq!(got, (EXIT_OK, r#"{"content":[]}"#.into(), "".into()));
+
+    let (code, out, _) = invoke(&tools(), "{}", &["raw"]);
+    assert_eq!(code, EXIT_OK);
+    let want = json!({"content": [
+        {"type": "resource_link", "uri": "file:///x", "name": "x"},
+        {"type": "text", "text": ""},
+        {"type": "audio", "data": "", "mimeType": "audio/wav"},
+    ]});
+    assert_eq!(serde_json::from_str::<Value>(&out).unwrap(), want);
+
+    let got = invoke(&tools(), "{}", &["bad_structured"]);
+    let want = "tool bug: structuredContent must be a JSON object\n";
+    assert_eq!(got, (EXIT_ERROR, "".into(), want.into()));
+}
+
+#[test]
+fn base64_padding() {
+    let cases: [(&[u8], &str); 5] = [
+        (b"", ""),
+        (b"f", "Zg=="),
+        (b"fo", "Zm8="),
+        (b"foo", "Zm9v"),
+        (&[0xfb, 0xff, 0xbf, 0x00], "+/+/AA=="),
+    ];
+    for (data, want) in cases {
+        let got = serde_json::to_value(Content::image(data, "image/png")).unwrap();
+        assert_eq!(got["data"], json!(want), "{:?}", data);
+    }
+}
+
+#[test]
+fn panic_is_an_error() {
+    let (code, out, err) = invoke(&tools(), "{}", &["panics"]);
+    assert_eq!((code, out.as_str()), (EXIT_ERROR, ""));
+    assert_eq!(err, "internal error: boom\n");
+}
+
+#[test]
+fn decoding_errors_speak_json() {
+    let cases = [
+        (r#"{"a":"x"}"#, "add", r#"invalid arguments: invalid type: string "x", expected a number at line 1 column 8"#),
+        (r#"{"n":300}"#, "count", "invalid arguments: invalid value: integer `300`, expected an integer that fits u8 at line 1 column 8"),
+        (r#"{"n":1.5}"#, "count", "invalid arguments: invalid type: number `1.5`, expected an integer that fits u8 at line 1 column 8"),
+        (r#"{"n":1,"items":{}}"#, "count", "invalid arguments: invalid type: object, expected an array at line 1 column 15"),
+        (r#"{"n":1,"items":[1]}"#, "count", "invalid arguments: invalid type: integer `1`, expected a string at line 1 column 17"),
+        (r#""x""#, "count", r#"invalid arguments: invalid type: string "x", expected an object at line 1 column 3"#),
+        (r#"{"a":[]}"#, "add", "invalid arguments: invalid type: array, expected a number at line 1 column 5"),
+        (r#"{}"#, "count", "invalid arguments: missing field `n` at line 1 column 2"),
+        (r#"{"a":"#, "add", "invalid arguments: EOF while parsing a value at line 1 column 5"),
+    ];
+    for (stdin, tool, want) in cases {
+        let (code, out, err) = invoke(&tools(), stdin, &[tool]);
+        assert_eq!((code, out.as_str()), (EXIT_ERROR, ""), "{}", stdin);
+        assert_eq!(err.trim_end(), want, "{}", stdin);
+    }
+}
+
+#[test]
+fn dispatch() {
+    let (code, _, err) = invoke(&tools(), "{}", &["nope"]);
+    assert_eq!(code, EXIT_USAGE);
+    assert!(
+        err.starts_with(r#"unknown tool "nope"; this module has tools "add", "add_json","#),
+        "{}",
+        err
+    );
+
+    let (code, _, err) = invoke(&tools(), "{}", &[]);
+    assert_eq!(code, EXIT_USAGE);
+    assert!(
+        err.starts_with("no tool name given; this module has tools"),
+        "{}",
+        err
+    );
+
+    // A single-tool module runs its tool when none is named.
+    let one = [text_tool("add", add)];
+    assert_eq!(
+        invoke(&one, r#"{"a":2}"#, &[]),
+        (EXIT_OK, "sum is <2>".into(), "".into())
+    );
+
+    let (code, _, err) = invoke(&[], "{}", &["add"]);
+    assert_eq!(
+        (code, err.as_str()),
+        (
+            EXIT_USAGE,
+            "unknown tool \"add\"; this module has no tools\n"
+        )
+    );
+
+    let twice = [text_tool("add", add), text_tool("add", add)];
+    let (code, _, err) = invoke(&twice, "{}", &["add"]);
+    assert_eq!(
+        (code, err.as_str()),
+        (EXIT_USAGE, "module bug: tool \"add\" is registered twice\n")
+    );
+}
+
+#[test]
+fn tool_name() {
+    assert_eq!(tools()[1].name(), "add_json");
+}
+
+#[test]
+fn host_functions_natively() {
+    // Outside WebAssembly there is no host to refuse anything.
+    assert_eq!(try_log(Level::Info, "hello"), Ok(()));
+    assert_eq!(try_log(Level::Debug, &"é".repeat(10_000)), Ok(()));
+    assert_eq!(try_progress(1.0, None, ""), Ok(()));
+    assert_eq!(try_progress(2.0, Some(10.0), "half way"), Ok(()));
+    log(Level::Emergency, "still fine");
+    progress(3.0, Some(10.0), "");
+}
+
+#[test]
+fn levels_match_the_abi() {
+    let all = [
+        Level::Debug,
+        Level::Info,
+        Level::Notice,
+        Level::Warning,
+        Level::Error,
+        Level::Critical,
+        Level::Alert,
+        Level::Emergency,
+    ];
+    let names: Vec<_> = all.iter().map(|l| l.name()).collect();
+    assert_eq!(
+        names,
+        [
+            "debug",
+            "info",
+            "notice",
+            "warning",
+            "error",
+            "critical",
+            "alert",
+            "emergency"
+        ]
+    );
+    for (i, l) in all.iter().enumerate() {
+        assert_eq!(*l as i32, i as i32);
+    }
+    assert!(Level::Warning > Level::Info);
+}
+
+#[test]
+fn host_errors_read_well() {
+    assert_eq!(HostError(4).to_string(), "wasmcp host: message too long");
+    assert_eq!(
+        HostError(6).to_string(),
+        "wasmcp host: progress did not increase"
+    );
+    assert_eq!(HostError(99).to_string(), "wasmcp host: error 99");
+}
