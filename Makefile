@@ -1,5 +1,6 @@
 # The two commands a new user needs:
-#   make run    builds the server and the example tools and serves them over
+#   make run    installs the guest toolchains (scripts/setup), builds the
+#               server and the example tools and serves them over
 #               Streamable HTTP at http://127.0.0.1:8080/mcp
 #   make test   installs what the tests need, then runs every check
 GO      ?= go
@@ -18,7 +19,7 @@ serve-stdio: tools
 build:
 	$(GO) build -trimpath -o $(BIN) ./cmd/wasmcp
 
-tools: build
+tools: setup build
 	scripts/build-tools $(TOOLS) $(BIN)
 
 setup:
