@@ -1,12 +1,10 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -75,7 +73,7 @@ func TestExampleConvertUnitsLogs(t *testing.T) {
 		if res.IsError {
 			t.Fatalf("call: %s", text(res))
 		}
-		logs := waitConvertUnitsLog(t, n)
+		logs := n.waitLogs(t, 1)
 		if len(logs) != 1 || logs[0].Level != "info" || logs[0].Logger != "convert_units" {
 			t.Fatalf("logs = %+v; want one info message from convert_units", logs)
 		}
@@ -83,53 +81,4 @@ func TestExampleConvertUnitsLogs(t *testing.T) {
 			t.Errorf("log message = %q; want the conversion and its factor", data)
 		}
 	})
-}
-
-// waitConvertUnitsLog waits until n holds a log message. The server sends a call's
-// notifications before its response, but the SDK's client may hand them to
-// the handler after CallTool has returned.
-func waitConvertUnitsLog(t *testing.T, n *notes) []*mcp.LoggingMessageParams {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		logs, _ := n.snapshot()
-		if len(logs) > 0 || time.Now().After(deadline) {
-			return logs
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// BenchmarkExampleConvertUnits measures one tools/call of the Rust example
-// as a client sees it, like BenchmarkCallCalculate for the Go one.
-//
-//	go test -run '^$' -bench ExampleConvertUnits -benchtime 200x ./e2e/
-func BenchmarkExampleConvertUnits(b *testing.B) {
-	writeHostile(b)
-	s := startHTTP(b)
-	args := map[string]any{"value": 5, "from": "km", "to": "mi"}
-	for _, v := range versions {
-		for _, tr := range []string{"stdio", "http"} {
-			b.Run(tr+"/"+v, func(b *testing.B) {
-				var cs *mcp.ClientSession
-				if tr == "stdio" {
-					cs = connectStdio(b, v)
-				} else {
-					cs = connectHTTP(b, s, v)
-				}
-				ctx := context.Background()
-				// The first call waits for the module to compile.
-				if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "convert_units", Arguments: args}); err != nil {
-					b.Fatal(err)
-				}
-				b.ResetTimer()
-				for b.Loop() {
-					res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "convert_units", Arguments: args})
-					if err != nil || res.IsError {
-						b.Fatalf("call: %v %v", err, res)
-					}
-				}
-			})
-		}
-	}
 }

@@ -1,10 +1,8 @@
 package e2e
 
 import (
-	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -70,57 +68,9 @@ func TestExampleSlugifyLogs(t *testing.T) {
 		if res.IsError {
 			t.Fatalf("slugify: %s", text(res))
 		}
-		logs := slugifyLogs(n, 1)
+		logs := n.waitLogs(t, 1)
 		if len(logs) != 1 || logs[0].Level != "debug" || logs[0].Logger != "slugify" || logs[0].Data != "slug of 11 characters from 13" {
 			t.Fatalf("logs = %s; want one debug message from slugify", mustJSON(t, logs))
 		}
 	})
-}
-
-// slugifyLogs waits a while for count log notifications. In a 2026-07-28
-// session the client may handle a notification after the response to the
-// call that caused it, so the response alone does not prove that none came.
-func slugifyLogs(n *notes, count int) []*mcp.LoggingMessageParams {
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		logs, _ := n.snapshot()
-		if len(logs) >= count || time.Now().After(deadline) {
-			return logs
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// BenchmarkExampleSlugify measures one tools/call of the AssemblyScript
-// example as a client sees it, like BenchmarkCallCalculate for Go.
-//
-//	go test -run '^$' -bench ExampleSlugify -benchtime 200x ./e2e/
-func BenchmarkExampleSlugify(b *testing.B) {
-	writeHostile(b)
-	s := startHTTP(b)
-	args := map[string]any{"text": "Crème Brûlée: 2 Ways!", "maxLength": 50}
-	for _, v := range versions {
-		for _, tr := range []string{"stdio", "http"} {
-			b.Run(tr+"/"+v, func(b *testing.B) {
-				var cs *mcp.ClientSession
-				if tr == "stdio" {
-					cs = connectStdio(b, v)
-				} else {
-					cs = connectHTTP(b, s, v)
-				}
-				ctx := context.Background()
-				// The first call waits for the module to compile.
-				if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slugify", Arguments: args}); err != nil {
-					b.Fatal(err)
-				}
-				b.ResetTimer()
-				for b.Loop() {
-					res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slugify", Arguments: args})
-					if err != nil || res.IsError {
-						b.Fatalf("call: %v %v", err, res)
-					}
-				}
-			})
-		}
-	}
 }
