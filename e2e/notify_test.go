@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -43,23 +44,33 @@ func (n *notes) signal() {
 	n.changed = make(chan struct{})
 }
 
-// waitLogs waits until at least count log messages have arrived.
-func (n *notes) waitLogs(t *testing.T, count int) []*mcp.LoggingMessageParams {
+// waitFor waits until done holds for the notifications received so far.
+func (n *notes) waitFor(t *testing.T, what string, done func(logs []*mcp.LoggingMessageParams, progress []*mcp.ProgressNotificationParams) bool) {
 	t.Helper()
 	deadline := time.After(time.Minute)
 	for {
 		n.mu.Lock()
-		logs, changed := append([]*mcp.LoggingMessageParams(nil), n.logs...), n.changed
+		ok, changed := done(n.logs, n.progress), n.changed
 		n.mu.Unlock()
-		if len(logs) >= count {
-			return logs
+		if ok {
+			return
 		}
 		select {
 		case <-changed:
 		case <-deadline:
-			t.Fatalf("got %d log messages; want %d", len(logs), count)
+			t.Fatalf("timed out waiting for %s", what)
 		}
 	}
+}
+
+// waitLogs waits until at least count log messages have arrived.
+func (n *notes) waitLogs(t *testing.T, count int) []*mcp.LoggingMessageParams {
+	t.Helper()
+	n.waitFor(t, fmt.Sprintf("%d log messages", count), func(logs []*mcp.LoggingMessageParams, _ []*mcp.ProgressNotificationParams) bool {
+		return len(logs) >= count
+	})
+	logs, _ := n.snapshot()
+	return logs
 }
 
 func (n *notes) snapshot() ([]*mcp.LoggingMessageParams, []*mcp.ProgressNotificationParams) {

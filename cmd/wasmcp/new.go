@@ -32,6 +32,7 @@ type sdkCopy struct {
 // scaffold's own files are templates/<lang>/.
 var languages = map[string][]sdkCopy{
 	"go":             {{glob: "go/*.go", to: "guest"}},
+	"c":              {{glob: "c/wasmcp.[ch]", to: "."}},
 	"assemblyscript": {{glob: "assemblyscript/assembly/wasmcp.ts", to: "assembly"}},
 	"rust": {
 		{glob: "rust/Cargo.toml", to: "wasmcp-guest"},
