@@ -124,3 +124,18 @@ func TestExampleTextStatsReports(t *testing.T) {
 		}
 	})
 }
+
+// TestProgressNeedsAToken checks that a request without a progress token
+// gets no progress notifications, though the tool reports progress.
+func TestProgressNeedsAToken(t *testing.T) {
+	big := strings.Repeat("word ", 40000) // 200,000 bytes: three reports and a final one
+	forEachNotingClient(t, "debug", func(t *testing.T, cs *mcp.ClientSession, n *notes, meta mcp.Meta) {
+		callWithMeta(t, cs, meta, "text_stats", map[string]any{"text": big})
+		// The tool logs after its last progress report, so once the log is
+		// in, any progress notification would have come first.
+		n.waitLogs(t, 1)
+		if _, progress := n.snapshot(); len(progress) != 0 {
+			t.Fatalf("%d progress notifications without a progress token", len(progress))
+		}
+	})
+}
