@@ -28,7 +28,7 @@ var (
 
 // hostile lists the WAT modules served beside the examples, each as a tool
 // of the same name with small limits.
-var hostile = []string{"loop", "grow", "hugemem", "recurse", "spam", "trap", "fail", "probe", "shout"}
+var hostile = []string{"loop", "grow", "hugemem", "recurse", "spam", "trap", "fail", "probe", "shout", "report", "flood"}
 
 func TestMain(m *testing.M) {
 	code, err := setup(m)

@@ -39,7 +39,8 @@ func TestListTools(t *testing.T) {
 				t.Errorf("tool %s lacks a description or inputSchema", tool.Name)
 			}
 		}
-		for _, want := range append([]string{"calculate", "search_invoices"}, hostile...) {
+		examples := []string{"calculate", "search_invoices", "text_stats", "convert_units", "slugify", "random_uuid"}
+		for _, want := range append(examples, hostile...) {
 			if !slices.Contains(names, want) {
 				t.Errorf("tools/list lacks %s; got %v", want, names)
 			}
@@ -155,6 +156,13 @@ func TestHostileModules(t *testing.T) {
 		res := callTool(t, cs, "probe", nil)
 		if res.IsError || text(res) != "sealed" {
 			t.Errorf("probe = %q (isError %v); the guest saw environment variables or files", text(res), res.IsError)
+		}
+		// Host-function abuse is answered with error codes (one digit per
+		// call; see the .wat sources) and never harms the server.
+		for name, want := range map[string]string{"report": "021143066022", "flood": "55"} {
+			if res := callTool(t, cs, name, nil); res.IsError || text(res) != want {
+				t.Errorf("%s = %q (isError %v); want %s", name, text(res), res.IsError, want)
+			}
 		}
 	})
 }
