@@ -3,11 +3,11 @@ package main
 import (
 	"encoding/json"
 	"math"
-	"os"
 	"slices"
 	"testing"
 
 	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/internal/tooltest"
 )
 
 func TestCalculate(t *testing.T) {
@@ -87,17 +87,7 @@ func TestFormatFloat(t *testing.T) {
 // TestManifest keeps manifest.json loadable by the server and in step with
 // the code: the tool name main registers and the operations calculate knows.
 func TestManifest(t *testing.T) {
-	data, err := os.ReadFile("manifest.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := abi.ParseManifest(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(m.Tools) != 1 || m.Tools[0].Name != "calculate" || m.Tools[0].Mode() != abi.OutputText {
-		t.Fatalf("manifest tools = %+v", m.Tools)
-	}
+	m := tooltest.Manifest(t, "calculate", abi.OutputText)
 	var schema struct {
 		Properties struct {
 			Operation struct {

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/internal/tooltest"
 )
 
 func mustLoad(t *testing.T) []Invoice {
@@ -147,17 +147,7 @@ func TestSearchErrors(t *testing.T) {
 // TestManifest keeps manifest.json loadable by the server and checks that
 // real results satisfy its outputSchema, which the host enforces.
 func TestManifest(t *testing.T) {
-	data, err := os.ReadFile("manifest.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := abi.ParseManifest(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(m.Tools) != 1 || m.Tools[0].Name != "search_invoices" || m.Tools[0].Mode() != abi.OutputJSON {
-		t.Fatalf("manifest tools = %+v", m.Tools)
-	}
+	m := tooltest.Manifest(t, "search_invoices", abi.OutputJSON)
 	input := compile(t, m.Tools[0].InputSchema)
 	output := compile(t, m.Tools[0].OutputSchema)
 

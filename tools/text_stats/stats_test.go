@@ -14,20 +14,12 @@ import (
 	"testing"
 
 	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/internal/tooltest"
 )
 
 func TestCounting(t *testing.T) {
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Fatal("gcc not found: run scripts/setup")
-	}
 	bin := filepath.Join(t.TempDir(), "stats_test")
-	// The sanitizers turn an out-of-bounds read into a failure.
-	build := exec.Command("gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-g", "-O1",
-		"-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-I../../sdk-guest/c",
-		"-o", bin, "src/stats.c", "src/stats_test.c", "../../sdk-guest/c/wasmcp.c", "-lm")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
+	tooltest.GCC(t, bin, "../../sdk-guest/c", "src/stats.c", "src/stats_test.c", "../../sdk-guest/c/wasmcp.c")
 	out, err := exec.Command(bin).CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
@@ -38,17 +30,7 @@ func TestCounting(t *testing.T) {
 // TestManifest keeps manifest.json loadable by the server and in step with
 // the code: the tool name main.c accepts and the bounds of "top".
 func TestManifest(t *testing.T) {
-	data, err := os.ReadFile("manifest.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := abi.ParseManifest(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(m.Tools) != 1 || m.Tools[0].Name != "text_stats" || m.Tools[0].Mode() != abi.OutputJSON {
-		t.Fatalf("manifest tools = %+v", m.Tools)
-	}
+	m := tooltest.Manifest(t, "text_stats", abi.OutputJSON)
 	var schema struct {
 		Properties struct {
 			Top struct {

@@ -18,6 +18,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/wasmcp/wasmcp/internal/tooltest"
 )
 
 // binary is the test program, built once per run.
@@ -40,18 +42,10 @@ func TestMain(m *testing.M) {
 // passing by luck.
 func build(t *testing.T) string {
 	t.Helper()
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Fatal("gcc not found: run scripts/setup")
-	}
 	if _, err := os.Stat(binary); err == nil {
 		return binary
 	}
-	cmd := exec.Command("gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-g", "-O1",
-		"-fsanitize=address,undefined", "-fno-sanitize-recover=all",
-		"-o", binary, "../wasmcp.c", "../test/sdk_test.c", "-lm")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
+	tooltest.GCC(t, binary, "..", "../wasmcp.c", "../test/sdk_test.c")
 	return binary
 }
 
