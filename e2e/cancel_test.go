@@ -2,13 +2,9 @@ package e2e
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/wasmcp/wasmcp/internal/wattest"
 )
 
 // TestCancellationStopsTheInstance starts a call that would spin for an hour
@@ -16,12 +12,7 @@ import (
 // in 2025-11-25 HTTP sessions, by closing the response stream in 2026-07-28
 // over HTTP. The server must stop the instance and say so in its log.
 func TestCancellationStopsTheInstance(t *testing.T) {
-	writeHostile(t)
-	wattest.Write(t, toolsDir, "loop", "spin")
-	manifest := `{"abi":1,"tools":[{"name":"spin","description":"spins until stopped","inputSchema":{"type":"object"}}],"limits":{"timeout":"1h"}}`
-	if err := os.WriteFile(filepath.Join(toolsDir, "spin.manifest.json"), []byte(manifest), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeSpin(t)
 	httpServer := startHTTP(t, "--log-level", "debug", "--timeout", "1h")
 	for _, tr := range []string{"stdio", "http"} {
 		for _, v := range versions {

@@ -3,12 +3,14 @@ package mcpserver
 import (
 	"bytes"
 	"crypto/rand"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -26,10 +28,29 @@ const modernVersion = "2026-07-28"
 // value is always removed first, so a client cannot name another request.
 const requestTokenHeader = "Wasmcp-Internal-Request-Token"
 
-// HTTPOptions configure NewHTTPHandler.
+// HTTPOptions configure HTTPHandler. Zero values take the defaults noted.
 type HTTPOptions struct {
 	Logger *slog.Logger
+	// AuthToken, if set, must be presented by every request as
+	// "Authorization: Bearer <token>".
+	AuthToken string
+	// MaxSessions bounds live 2025-11-25 sessions (default 1024); an
+	// initialize beyond it is answered 503.
+	MaxSessions int
+	// SessionIdleTimeout closes a session that has seen no request for
+	// this long (default 10 minutes), so abandoned sessions do not pile up.
+	SessionIdleTimeout time.Duration
+	// BodyTimeout bounds how long a client may take to send a request body
+	// (default 30 seconds), so a slow sender cannot hold a connection.
+	BodyTimeout time.Duration
 }
+
+// Defaults for HTTPOptions.
+const (
+	DefaultMaxSessions        = 1024
+	DefaultSessionIdleTimeout = 10 * time.Minute
+	DefaultBodyTimeout        = 30 * time.Second
+)
 
 // HTTPHandler serves the server over Streamable HTTP at Path, for clients of
 // both protocol eras.
@@ -50,25 +71,89 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	opts.setDefaults()
 	getServer := func(*http.Request) *mcp.Server { return s.mcp }
-	base := mcp.StreamableHTTPOptions{Logger: sdkLogger(log), MaxRequestBodyBytes: MaxMessageSize}
+	base := mcp.StreamableHTTPOptions{
+		Logger:              sdkLogger(log),
+		MaxRequestBodyBytes: MaxMessageSize,
+		SessionTimeout:      opts.SessionIdleTimeout,
+	}
 	stateless := base
 	stateless.Stateless = true
 	r := &router{
-		stateful:  mcp.NewStreamableHTTPHandler(getServer, &base),
-		stateless: mcp.NewStreamableHTTPHandler(getServer, &stateless),
-		log:       log,
-		streams:   &s.streams,
+		stateful:    mcp.NewStreamableHTTPHandler(getServer, &base),
+		stateless:   mcp.NewStreamableHTTPHandler(getServer, &stateless),
+		log:         log,
+		streams:     &s.streams,
+		sessions:    func() int { return s.liveSessions() },
+		maxSessions: opts.MaxSessions,
+		bodyTimeout: opts.BodyTimeout,
+	}
+	var h http.Handler = http.NewCrossOriginProtection().Handler(r)
+	if opts.AuthToken != "" {
+		h = requireBearer(opts.AuthToken, h)
 	}
 	mux := http.NewServeMux()
-	mux.Handle(Path, http.NewCrossOriginProtection().Handler(r))
+	mux.Handle(Path, h)
 	return mux
+}
+
+func (o *HTTPOptions) setDefaults() {
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = DefaultMaxSessions
+	}
+	if o.SessionIdleTimeout <= 0 {
+		o.SessionIdleTimeout = DefaultSessionIdleTimeout
+	}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = DefaultBodyTimeout
+	}
+}
+
+// liveSessions counts the sessions that have an id: the stateful HTTP
+// ones. Stateless requests and stdio have none.
+func (s *Server) liveSessions() int {
+	n := 0
+	for ss := range s.mcp.Sessions() {
+		if ss.ID() != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// requireBearer admits only requests that carry the token. The comparison
+// takes the same time whatever the guess, so the token cannot be found byte
+// by byte from response times.
+func requireBearer(token string, next http.Handler) http.Handler {
+	want := []byte("Bearer " + token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := []byte(r.Header.Get("Authorization"))
+		if subtle.ConstantTimeCompare(got, want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="wasmcp"`)
+			http.Error(w, "unauthorized: this server needs a bearer token", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// clientNotifications are the notifications a client may send that the SDK
+// acts on; any other is dropped by the router.
+var clientNotifications = map[string]bool{
+	"notifications/initialized":        true,
+	"notifications/cancelled":          true,
+	"notifications/progress":           true,
+	"notifications/roots/list_changed": true,
 }
 
 type router struct {
 	stateful, stateless http.Handler
 	log                 *slog.Logger
 	streams             *sync.Map
+	sessions            func() int
+	maxSessions         int
+	bodyTimeout         time.Duration
 }
 
 func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -86,8 +171,15 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	// The deadline covers only the body; it is lifted before the SDK takes
+	// over, because a response stream may rightly stay open for long.
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(rt.bodyTimeout))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxMessageSize))
 	if err != nil {
+		// The deadline stays, and the connection is not reused: the rest of
+		// a body that failed is not worth waiting for.
+		w.Header().Set("Connection", "close")
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			writeRPCError(w, http.StatusRequestEntityTooLarge, guard.ErrorResponse(nil, guard.CodeInvalidRequest, fmt.Sprintf("invalid request: body exceeds %d bytes", MaxMessageSize)))
@@ -96,6 +188,7 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "reading request body: "+err.Error(), http.StatusBadRequest)
 		return
 	}
+	_ = rc.SetReadDeadline(time.Time{})
 	v := guard.Inspect(body)
 	if v.Kind == guard.Invalid {
 		rt.log.Warn("refused malformed message", "code", v.Code, "reason", v.Message, "remote", r.RemoteAddr)
@@ -104,6 +197,20 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
+
+	if v.Kind == guard.Notification && !clientNotifications[v.Method] {
+		// JSON-RPC never answers a notification, and MCP accepts them with
+		// 202; the SDK would answer one it does not know with a plain-text
+		// 400. It is accepted and dropped here instead.
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	if sessionID == "" && v.Method == "initialize" && rt.sessions() >= rt.maxSessions {
+		rt.log.Warn("refused a new session: at the session limit", "limit", rt.maxSessions, "remote", r.RemoteAddr)
+		w.Header().Set("Retry-After", "60")
+		writeRPCError(w, http.StatusServiceUnavailable, guard.ErrorResponse(v.ID, guard.CodeInternalError, fmt.Sprintf("the server has its maximum of %d sessions; try again later", rt.maxSessions)))
+		return
+	}
 
 	modern := sessionID == "" && v.Kind != guard.Response &&
 		(guard.HasModernMeta(v.Params) || r.Header.Get("Mcp-Protocol-Version") >= modernVersion)

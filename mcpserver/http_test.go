@@ -2,11 +2,13 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestRouterSendsEachEraToItsHandler(t *testing.T) {
@@ -18,8 +20,11 @@ func TestRouterSendsEachEraToItsHandler(t *testing.T) {
 			got = "stateless"
 			sawToken = r.Header.Get(requestTokenHeader)
 		}),
-		log:     sdkLogger(discard()),
-		streams: &sync.Map{},
+		log:         sdkLogger(discard()),
+		streams:     &sync.Map{},
+		sessions:    func() int { return 0 },
+		maxSessions: 1,
+		bodyTimeout: time.Minute,
 	}
 	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 	for _, tc := range []struct {
@@ -80,5 +85,83 @@ func TestCallContextEndsWithItsHTTPRequest(t *testing.T) {
 	defer cancel()
 	if ctx.Err() != nil {
 		t.Error("a call without a token was cancelled")
+	}
+}
+
+func TestRouterRefusesSessionsPastTheLimit(t *testing.T) {
+	served := false
+	rt := &router{
+		stateful:    http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served = true }),
+		log:         discard(),
+		streams:     &sync.Map{},
+		sessions:    func() int { return 3 },
+		maxSessions: 3,
+		bodyTimeout: time.Minute,
+	}
+	rec := httptest.NewRecorder()
+	rt.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, Path, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"initialize","params":{}}`)))
+	if served || rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") == "" {
+		t.Fatalf("initialize at the limit: served %v, status %d, Retry-After %q", served, rec.Code, rec.Header().Get("Retry-After"))
+	}
+	var reply struct {
+		ID    int
+		Error struct{ Code int }
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &reply); err != nil || reply.ID != 7 || reply.Error.Code != -32603 {
+		t.Errorf("reply = %s", rec.Body)
+	}
+	// Requests within existing sessions still pass.
+	req := httptest.NewRequest(http.MethodPost, Path, strings.NewReader(`{"jsonrpc":"2.0","id":8,"method":"tools/list"}`))
+	req.Header.Set("Mcp-Session-Id", "s1")
+	rt.ServeHTTP(httptest.NewRecorder(), req)
+	if !served {
+		t.Error("a request in an existing session was refused")
+	}
+}
+
+func TestBearerTokenIsRequired(t *testing.T) {
+	h := requireBearer("s3cret", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) }))
+	for _, tc := range []struct {
+		header string
+		want   int
+	}{
+		{"", http.StatusUnauthorized},
+		{"Bearer wrong", http.StatusUnauthorized},
+		{"Bearer s3cret ", http.StatusUnauthorized},
+		{"Basic s3cret", http.StatusUnauthorized},
+		{"Bearer s3cret", http.StatusTeapot},
+	} {
+		req := httptest.NewRequest(http.MethodPost, Path, nil)
+		if tc.header != "" {
+			req.Header.Set("Authorization", tc.header)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != tc.want {
+			t.Errorf("Authorization %q: status %d; want %d", tc.header, rec.Code, tc.want)
+		}
+		if rec.Code == http.StatusUnauthorized && !strings.HasPrefix(rec.Header().Get("WWW-Authenticate"), "Bearer") {
+			t.Errorf("401 without a Bearer challenge")
+		}
+	}
+}
+
+func TestUnknownNotificationsAreAcceptedAndDropped(t *testing.T) {
+	reached := false
+	rt := &router{
+		stateful:  http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached = true }),
+		stateless: http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached = true }),
+		log:       discard(),
+		streams:   &sync.Map{},
+		sessions:  func() int { return 0 }, maxSessions: 1, bodyTimeout: time.Minute,
+	}
+	rec := httptest.NewRecorder()
+	rt.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, Path, strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/whatever"}`)))
+	if rec.Code != http.StatusAccepted || reached || rec.Body.Len() != 0 {
+		t.Fatalf("unknown notification: status %d, forwarded %v, body %q; want an empty 202", rec.Code, reached, rec.Body)
+	}
+	rt.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, Path, strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`)))
+	if !reached {
+		t.Error("notifications/cancelled was not passed to the SDK")
 	}
 }

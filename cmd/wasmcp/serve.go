@@ -6,9 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"strings"
 	"time"
+
+	"golang.org/x/net/netutil"
 
 	"github.com/wasmcp/wasmcp/mcpserver"
 )
@@ -22,6 +27,8 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	var hf hostFlags
 	hf.register(fs)
 	addr := fs.String("http", "", "serve Streamable HTTP at `ADDR` (path "+mcpserver.Path+") instead of stdio; a bare :PORT binds loopback only")
+	var web httpFlags
+	web.register(fs)
 	if code, ok := parse(fs, args, stderr, "[flags]"); !ok {
 		return code
 	}
@@ -46,7 +53,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			Logger:       l.log,
 		})
 	} else {
-		err = serveHTTP(ctx, *addr, srv.HTTPHandler(mcpserver.HTTPOptions{Logger: l.log}), l)
+		err = serveHTTP(ctx, *addr, srv, &web, l)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "wasmcp serve:", err)
@@ -55,7 +62,58 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	return exitOK
 }
 
-func serveHTTP(ctx context.Context, addr string, h http.Handler, l *loaded) error {
+// httpFlags are the flags of `serve --http`.
+type httpFlags struct {
+	authTokenFile  string
+	tlsCert        string
+	tlsKey         string
+	maxConnections int
+	maxSessions    int
+	sessionIdle    time.Duration
+	readTimeout    time.Duration
+}
+
+func (f *httpFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.authTokenFile, "auth-token-file", "", "require `FILE`'s contents as a bearer token on every HTTP request (the minimum before exposing the server beyond loopback)")
+	fs.StringVar(&f.tlsCert, "tls-cert", "", "serve HTTPS with this certificate `FILE` (PEM; with --tls-key)")
+	fs.StringVar(&f.tlsKey, "tls-key", "", "the private key `FILE` for --tls-cert (PEM)")
+	fs.IntVar(&f.maxConnections, "max-connections", 1024, "HTTP connections open at once; more wait to be accepted")
+	fs.IntVar(&f.maxSessions, "max-sessions", mcpserver.DefaultMaxSessions, "live 2025-11-25 sessions; a new one past this is refused with 503")
+	fs.DurationVar(&f.sessionIdle, "session-idle-timeout", mcpserver.DefaultSessionIdleTimeout, "close a 2025-11-25 session idle this long")
+	fs.DurationVar(&f.readTimeout, "read-timeout", 30*time.Second, "time a client has to send a request's headers, and then its body")
+}
+
+func (f *httpFlags) handlerOptions(log *slog.Logger) (mcpserver.HTTPOptions, error) {
+	opts := mcpserver.HTTPOptions{
+		Logger:             log,
+		MaxSessions:        f.maxSessions,
+		SessionIdleTimeout: f.sessionIdle,
+		BodyTimeout:        f.readTimeout,
+	}
+	if f.authTokenFile != "" {
+		b, err := os.ReadFile(f.authTokenFile)
+		if err != nil {
+			return opts, fmt.Errorf("--auth-token-file: %w", err)
+		}
+		opts.AuthToken = strings.TrimSpace(string(b))
+		if len(opts.AuthToken) < 16 {
+			return opts, errors.New("--auth-token-file: the token must be at least 16 characters")
+		}
+	}
+	if (f.tlsCert == "") != (f.tlsKey == "") {
+		return opts, errors.New("--tls-cert and --tls-key go together")
+	}
+	if f.maxConnections < 1 || f.maxSessions < 1 || f.sessionIdle <= 0 || f.readTimeout <= 0 {
+		return opts, errors.New("--max-connections, --max-sessions, --session-idle-timeout and --read-timeout must be positive")
+	}
+	return opts, nil
+}
+
+func serveHTTP(ctx context.Context, addr string, srv *mcpserver.Server, f *httpFlags, l *loaded) error {
+	opts, err := f.handlerOptions(l.log)
+	if err != nil {
+		return err
+	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("--http %q: %w", addr, err)
@@ -65,18 +123,33 @@ func serveHTTP(ctx context.Context, addr string, h http.Handler, l *loaded) erro
 		// this machine must be a deliberate choice (0.0.0.0:PORT).
 		host = "127.0.0.1"
 	}
+	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" && opts.AuthToken == "" {
+		l.log.Warn("serving beyond loopback without --auth-token-file: anyone who can reach the port can run the tools", "addr", addr)
+	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
 	if err != nil {
 		return err
 	}
+	ln = netutil.LimitListener(ln, f.maxConnections)
 	hs := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler:           srv.HTTPHandler(opts),
+		ReadHeaderTimeout: f.readTimeout,
 		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
 	}
-	l.log.Info("serving MCP over HTTP", "url", "http://"+ln.Addr().String()+mcpserver.Path)
+	scheme := "http"
+	if f.tlsCert != "" {
+		scheme = "https"
+	}
+	l.log.Info("serving MCP over HTTP", "url", scheme+"://"+ln.Addr().String()+mcpserver.Path, "auth", opts.AuthToken != "")
 	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
+	go func() {
+		if f.tlsCert != "" {
+			served <- hs.ServeTLS(ln, f.tlsCert, f.tlsKey)
+		} else {
+			served <- hs.Serve(ln)
+		}
+	}()
 	select {
 	case err := <-served:
 		return err
