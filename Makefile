@@ -8,7 +8,12 @@ BIN     := build/wasmcp
 TOOLS   := build/tools
 ADDR    ?= 127.0.0.1:8080
 
-.PHONY: run serve-stdio build tools setup test lint
+# Each fuzz target, with its package; `make fuzz FUZZTIME=5m` for a longer run.
+FUZZTIME ?= 10s
+FUZZ := abi:FuzzParseManifest internal/wasmbin:FuzzParse mcpserver/internal/guard:FuzzInspect \
+        host/schema:FuzzCompile host/sandbox:FuzzHostFunctions
+
+.PHONY: run serve-stdio build tools setup test lint fuzz
 
 run: tools
 	$(BIN) serve --tools $(TOOLS) --http $(ADDR)
@@ -32,3 +37,10 @@ lint:
 
 test: setup lint
 	$(GO) test -race -count=1 ./...
+	$(MAKE) fuzz
+
+fuzz:
+	@for t in $(FUZZ); do \
+		echo "fuzz $${t#*:} ($(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) ./$${t%%:*}/ || exit 1; \
+	done
