@@ -50,7 +50,13 @@ function readExpected(file) {
 
 const isFailed = (c) => c.status === 'FAILURE' || c.status === 'WARNING';
 
-const expected = readExpected(expectedFile);
+let expected;
+try {
+  expected = readExpected(expectedFile);
+} catch (err) {
+  console.error(err.message);
+  process.exit(2);
+}
 const ran = [...readFileSync(logFile, 'utf8').matchAll(/^=== Running scenario: (\S+) ===$/gm)].map((m) => m[1]);
 
 // Result directories are named server-<scenario>-<ISO time with : and . as ->.

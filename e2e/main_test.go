@@ -97,7 +97,13 @@ type server struct {
 func startHTTP(t testing.TB, extra ...string) *server {
 	t.Helper()
 	writeHostile(t)
-	args := append([]string{"serve", "--tools", toolsDir, "--cache-dir", cacheDir, "--http", "127.0.0.1:0"}, extra...)
+	return startHTTPIn(t, toolsDir, extra...)
+}
+
+// startHTTPIn is startHTTP on another tool directory.
+func startHTTPIn(t testing.TB, dir string, extra ...string) *server {
+	t.Helper()
+	args := append([]string{"serve", "--tools", dir, "--cache-dir", cacheDir, "--http", "127.0.0.1:0"}, extra...)
 	cmd := exec.Command(binary, args...)
 	pipe, err := cmd.StderrPipe()
 	if err != nil {

@@ -17,6 +17,8 @@ import (
 	"log/slog"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -24,6 +26,7 @@ import (
 
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/host/catalog"
+	"github.com/wasmcp/wasmcp/host/observe"
 	"github.com/wasmcp/wasmcp/host/sandbox"
 	"github.com/wasmcp/wasmcp/host/schema"
 )
@@ -44,15 +47,22 @@ type Options struct {
 	// answered "busy".
 	QueueTimeout time.Duration
 	Logger       *slog.Logger
+	// Observer is told about every call; nil means observe.Nop.
+	Observer observe.Observer
 }
 
-// Host runs calls against a catalog.
+// Host runs calls against a catalog, which Reload may replace while calls
+// run.
 type Host struct {
 	engine       *sandbox.Engine
-	catalog      *catalog.Catalog
+	catalog      atomic.Pointer[catalog.Catalog]
 	slots        chan struct{}
 	queueTimeout time.Duration
 	log          *slog.Logger
+	observer     observe.Observer
+
+	reloadMu sync.Mutex // one reload at a time
+	onChange []func(old, new *catalog.Catalog)
 }
 
 // New returns a Host for the catalog's tools.
@@ -65,11 +75,48 @@ func New(engine *sandbox.Engine, cat *catalog.Catalog, opts Options) *Host {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Host{engine: engine, catalog: cat, slots: make(chan struct{}, n), queueTimeout: opts.QueueTimeout, log: log}
+	obs := opts.Observer
+	if obs == nil {
+		obs = observe.Nop{}
+	}
+	h := &Host{engine: engine, slots: make(chan struct{}, n), queueTimeout: opts.QueueTimeout, log: log, observer: obs}
+	h.catalog.Store(cat)
+	return h
 }
 
-// Catalog returns the tools the host serves.
-func (h *Host) Catalog() *catalog.Catalog { return h.catalog }
+// Catalog returns the tools the host serves now.
+func (h *Host) Catalog() *catalog.Catalog { return h.catalog.Load() }
+
+// OnChange registers f to be called after each reload that put a new
+// catalog in service, with the catalog it replaced.
+func (h *Host) OnChange(f func(old, new *catalog.Catalog)) {
+	h.reloadMu.Lock()
+	defer h.reloadMu.Unlock()
+	h.onChange = append(h.onChange, f)
+}
+
+// Reload reads the tool directory again (see catalog.Reload) and puts the
+// result in service. Calls already running finish on the modules they
+// started with; modules no longer served are freed when their last run
+// ends.
+func (h *Host) Reload(ctx context.Context, dir string, opts catalog.Options) error {
+	h.reloadMu.Lock()
+	defer h.reloadMu.Unlock()
+	old := h.catalog.Load()
+	cat, unused, err := catalog.Reload(old, dir, opts)
+	h.observer.Reloaded(err)
+	if err != nil {
+		return err
+	}
+	h.catalog.Store(cat)
+	catalog.Retire(unused)
+	h.observer.Loaded(len(cat.Modules), len(cat.Errors))
+	cat.Warm(ctx, h.log)
+	for _, f := range h.onChange {
+		f(old, cat)
+	}
+	return nil
+}
 
 // ErrUnknownTool is returned by Call for a name no module provides.
 var ErrUnknownTool = errors.New("unknown tool")
@@ -78,20 +125,40 @@ var ErrUnknownTool = errors.New("unknown tool")
 // null means {}. rep, if not nil, receives the tool's log and progress
 // reports; they also go to the server's log at debug level.
 func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, rep sandbox.Reporter) (*mcp.CallToolResult, error) {
-	t, ok := h.catalog.Lookup(name)
-	if !ok {
-		return nil, fmt.Errorf("%w: %q", ErrUnknownTool, name)
+	t, err := h.acquireTool(name)
+	if err != nil {
+		return nil, err
 	}
+	defer t.Module.Release()
 	start := time.Now()
+	h.observer.CallStarted(name)
 	res, outcome := h.call(ctx, t, args, &serverLog{log: h.log, tool: name, next: rep})
-	h.log.Info("call", "tool", name, "outcome", outcome.kind, "duration", time.Since(start), "peak_memory", outcome.peak)
+	d := time.Since(start)
+	h.observer.CallFinished(observe.Call{Tool: name, Outcome: outcome.kind, Duration: d, QueueWait: outcome.queued, PeakMemory: outcome.peak})
+	h.log.Info("call", "tool", name, "outcome", outcome.kind, "duration", d, "peak_memory", outcome.peak)
 	return res, nil
+}
+
+// acquireTool finds a tool and holds its module for the call. A module
+// freed by a reload between the lookup and the hold means its successor is
+// in service: the lookup is simply repeated.
+func (h *Host) acquireTool(name string) (*catalog.Tool, error) {
+	for {
+		t, ok := h.catalog.Load().Lookup(name)
+		if !ok {
+			return nil, fmt.Errorf("%w: %q", ErrUnknownTool, name)
+		}
+		if t.Module.Acquire() {
+			return t, nil
+		}
+	}
 }
 
 // outcome is what the call log records.
 type outcome struct {
-	kind string
-	peak int64
+	kind   string
+	peak   int64
+	queued time.Duration
 }
 
 func (h *Host) call(ctx context.Context, t *catalog.Tool, args json.RawMessage, rep sandbox.Reporter) (*mcp.CallToolResult, outcome) {
@@ -100,24 +167,26 @@ func (h *Host) call(ctx context.Context, t *catalog.Tool, args json.RawMessage, 
 	}
 	violations, err := t.Input.Validate(args)
 	if err != nil {
-		return errorResult(fmt.Sprintf("invalid arguments for %s: %v", t.Spec.Name, err)), outcome{kind: "invalid_arguments"}
+		return errorResult(fmt.Sprintf("invalid arguments for %s: %v", t.Spec.Name, err)), outcome{kind: observe.InvalidArguments}
 	}
 	if len(violations) > 0 {
-		return errorResult(violationText("invalid arguments for "+t.Spec.Name, violations)), outcome{kind: "invalid_arguments"}
+		return errorResult(violationText("invalid arguments for "+t.Spec.Name, violations)), outcome{kind: observe.InvalidArguments}
 	}
 
+	queueStart := time.Now()
 	release, err := h.acquire(ctx)
+	queued := time.Since(queueStart)
 	if err != nil {
-		return errorResult(err.Error()), outcome{kind: "busy"}
+		return errorResult(err.Error()), outcome{kind: observe.Busy, queued: queued}
 	}
 	defer release()
 
 	prog, err := t.Module.Compiled(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
-			return errorResult("the call was cancelled by the client"), outcome{kind: string(sandbox.Cancelled)}
+			return errorResult("the call was cancelled by the client"), outcome{kind: string(sandbox.Cancelled), queued: queued}
 		}
-		return errorResult(fmt.Sprintf("%s cannot run: module %s failed to compile: %v", t.Spec.Name, t.Module.Stem, err)), outcome{kind: "compile"}
+		return errorResult(fmt.Sprintf("%s cannot run: module %s failed to compile: %v", t.Spec.Name, t.Module.Stem, err)), outcome{kind: observe.CompileFailed, queued: queued}
 	}
 	h.log.Debug("run started", "tool", t.Spec.Name)
 	run := prog.Run(ctx, h.engine, sandbox.Run{
@@ -127,17 +196,17 @@ func (h *Host) call(ctx context.Context, t *catalog.Tool, args json.RawMessage, 
 		Reporter: rep,
 	})
 	if run.Failure != nil {
-		return errorResult(failureText(t.Spec.Name, run)), outcome{kind: string(run.Failure.Kind), peak: run.PeakMemory}
+		return errorResult(failureText(t.Spec.Name, run)), outcome{kind: string(run.Failure.Kind), peak: run.PeakMemory, queued: queued}
 	}
 	res, err := Result(t, run.Stdout)
 	if err != nil {
-		return errorResult(fmt.Sprintf("%s returned an unusable result: %v", t.Spec.Name, err)), outcome{kind: "bad_output", peak: run.PeakMemory}
+		return errorResult(fmt.Sprintf("%s returned an unusable result: %v", t.Spec.Name, err)), outcome{kind: observe.BadOutput, peak: run.PeakMemory, queued: queued}
 	}
-	kind := "ok"
+	kind := observe.OK
 	if res.IsError {
-		kind = "tool_error"
+		kind = observe.ToolError
 	}
-	return res, outcome{kind: kind, peak: run.PeakMemory}
+	return res, outcome{kind: kind, peak: run.PeakMemory, queued: queued}
 }
 
 // serverLog copies a tool's reports into the server's log, then passes them

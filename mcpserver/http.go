@@ -52,8 +52,8 @@ const (
 	DefaultBodyTimeout        = 30 * time.Second
 )
 
-// HTTPHandler serves the server over Streamable HTTP at Path, for clients of
-// both protocol eras.
+// HTTPHandler serves the server over Streamable HTTP, for clients of both
+// protocol eras; mount it at Path.
 //
 // The SDK serves 2026-07-28 only from a stateless handler and 2025-11-25
 // sessions only from a stateful one, so both are built and each POST is
@@ -89,13 +89,7 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		maxSessions: opts.MaxSessions,
 		bodyTimeout: opts.BodyTimeout,
 	}
-	var h http.Handler = http.NewCrossOriginProtection().Handler(r)
-	if opts.AuthToken != "" {
-		h = requireBearer(opts.AuthToken, h)
-	}
-	mux := http.NewServeMux()
-	mux.Handle(Path, h)
-	return mux
+	return RequireBearer(opts.AuthToken, http.NewCrossOriginProtection().Handler(r))
 }
 
 func (o *HTTPOptions) setDefaults() {
@@ -122,10 +116,13 @@ func (s *Server) liveSessions() int {
 	return n
 }
 
-// requireBearer admits only requests that carry the token. The comparison
-// takes the same time whatever the guess, so the token cannot be found byte
-// by byte from response times.
-func requireBearer(token string, next http.Handler) http.Handler {
+// RequireBearer admits only requests that carry the token; an empty token
+// admits all. The comparison takes the same time whatever the guess, so the
+// token cannot be found byte by byte from response times.
+func RequireBearer(token string, next http.Handler) http.Handler {
+	if token == "" {
+		return next
+	}
 	want := []byte("Bearer " + token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got := []byte(r.Header.Get("Authorization"))

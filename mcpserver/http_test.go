@@ -120,7 +120,7 @@ func TestRouterRefusesSessionsPastTheLimit(t *testing.T) {
 }
 
 func TestBearerTokenIsRequired(t *testing.T) {
-	h := requireBearer("s3cret", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) }))
+	h := RequireBearer("s3cret", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) }))
 	for _, tc := range []struct {
 		header string
 		want   int

@@ -32,29 +32,72 @@ type Server struct {
 	streams sync.Map
 }
 
-// New returns an MCP server that serves the host's tools. A tool the SDK
-// refuses (it panics on some schemas) is skipped and logged, never fatal.
-func New(h *host.Host, version string, log *slog.Logger) *Server {
+// Options configure New.
+type Options struct {
+	// Version is the server's version in serverInfo.
+	Version string
+	Logger  *slog.Logger
+	// ListChanged says that the tool set may change while the server runs
+	// (the directory is watched): the tools capability then promises
+	// notifications/tools/list_changed, and clients get them.
+	ListChanged bool
+}
+
+// New returns an MCP server that serves the host's tools, and follows the
+// host's reloads. A tool the SDK refuses (it panics on some schemas) is
+// skipped and logged, never fatal.
+func New(h *host.Host, opts Options) *Server {
+	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{log: log}
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: Name, Title: "wasmcp", Version: version}, &mcp.ServerOptions{
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: Name, Title: "wasmcp", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       sdkLogger(log),
-		// The tool set is fixed while the server runs, so no list_changed
-		// notifications are promised. Logging carries tools' log calls.
+		// Logging carries tools' log calls. The SDK answers prompts/list and
+		// resources/list whatever is declared (with empty lists here), and
+		// 2026-07-28 requires a method that is answered to be declared, so
+		// both are: a server with no prompts and no resources.
 		Capabilities: &mcp.ServerCapabilities{
-			Tools:   &mcp.ToolCapabilities{},
-			Logging: &mcp.LoggingCapabilities{},
+			Tools:     &mcp.ToolCapabilities{ListChanged: opts.ListChanged},
+			Logging:   &mcp.LoggingCapabilities{},
+			Prompts:   &mcp.PromptCapabilities{},
+			Resources: &mcp.ResourceCapabilities{},
 		},
 	})
-	for _, t := range h.Catalog().Tools {
-		if err := s.addTool(h, t); err != nil {
-			log.Warn("skipping tool the MCP SDK refuses", "tool", t.Spec.Name, "file", t.Module.Path, "reason", err)
+	s.sync(h, nil, h.Catalog())
+	h.OnChange(func(old, new *catalog.Catalog) { s.sync(h, old, new) })
+	return s
+}
+
+// sync brings the SDK's tool list from old to new: tools that are gone are
+// removed, tools that are new or changed (a new module version makes new
+// Tool values) are added. The SDK tells clients, once per burst.
+func (s *Server) sync(h *host.Host, old, new *catalog.Catalog) {
+	var gone []string
+	if old != nil {
+		for _, t := range old.Tools {
+			if _, ok := new.Lookup(t.Spec.Name); !ok {
+				gone = append(gone, t.Spec.Name)
+			}
 		}
 	}
-	return s
+	if len(gone) > 0 {
+		s.mcp.RemoveTools(gone...)
+		s.log.Info("tools removed", "tools", gone)
+	}
+	for _, t := range new.Tools {
+		if old != nil {
+			if prev, ok := old.Lookup(t.Spec.Name); ok && prev == t {
+				continue
+			}
+		}
+		if err := s.addTool(h, t); err != nil {
+			s.log.Warn("skipping tool the MCP SDK refuses", "tool", t.Spec.Name, "file", t.Module.Path, "reason", err)
+			s.mcp.RemoveTools(t.Spec.Name)
+		}
+	}
 }
 
 func (s *Server) addTool(h *host.Host, t *catalog.Tool) (err error) {

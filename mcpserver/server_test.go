@@ -42,7 +42,7 @@ func newTestServer(t *testing.T, log *slog.Logger) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New(host.New(engine, cat, host.Options{QueueTimeout: time.Second}), "test", log)
+	return New(host.New(engine, cat, host.Options{QueueTimeout: time.Second}), Options{Version: "test", Logger: log})
 }
 
 func write(t *testing.T, path, content string) {
@@ -97,6 +97,10 @@ func TestCapabilitiesPromiseNoListChanged(t *testing.T) {
 	caps := cs.InitializeResult().Capabilities
 	if caps.Tools == nil || caps.Tools.ListChanged {
 		t.Errorf("tools capability = %+v; want tools without listChanged", caps.Tools)
+	}
+	// Answered by the SDK, so declared (2026-07-28 requires it).
+	if caps.Prompts == nil || caps.Resources == nil || caps.Logging == nil {
+		t.Errorf("capabilities = %+v; want prompts, resources and logging declared", caps)
 	}
 }
 

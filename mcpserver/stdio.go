@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,7 +28,10 @@ type StdioOptions struct {
 	// DrainTimeout bounds how long, after stdin closes, the server waits for
 	// calls in flight to answer before it exits.
 	DrainTimeout time.Duration
-	Logger       *slog.Logger
+	// ShutdownGrace bounds how long, after ctx ends, calls in flight may
+	// finish before they are cancelled. No new message is read meanwhile.
+	ShutdownGrace time.Duration
+	Logger        *slog.Logger
 }
 
 // ServeStdio serves one client over newline-delimited JSON-RPC on in and
@@ -44,19 +48,25 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, op
 	}
 	w := &stdoutWriter{w: out, pending: map[string]bool{}, idle: make(chan struct{}, 1)}
 	pr, pw := io.Pipe()
-	session, err := s.mcp.Connect(ctx, &mcp.IOTransport{Reader: pr, Writer: nopCloser{w}, MaxLineLength: MaxMessageSize + 1}, nil)
+	// The session outlives ctx: ctx ending starts a graceful stop, in
+	// which calls in flight may still finish.
+	session, err := s.mcp.Connect(context.WithoutCancel(ctx), &mcp.IOTransport{Reader: pr, Writer: nopCloser{w}, MaxLineLength: MaxMessageSize + 1}, nil)
 	if err != nil {
 		return fmt.Errorf("starting MCP session: %w", err)
 	}
 
+	var stopped atomic.Bool
 	readErr := make(chan error, 1)
-	go func() { readErr <- forwardLines(in, pw, w, log) }()
+	go func() { readErr <- forwardLines(in, pw, w, &stopped, log) }()
 
 	select {
 	case err = <-readErr:
-		w.waitIdle(ctx, opts.DrainTimeout)
+		w.waitIdle(opts.DrainTimeout)
 	case <-ctx.Done():
-		err = ctx.Err()
+		stopped.Store(true)
+		log.Info("shutting down", "grace", opts.ShutdownGrace)
+		w.waitIdle(opts.ShutdownGrace)
+		err = nil
 	}
 	pw.Close()
 	session.Close()
@@ -69,9 +79,12 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, op
 
 // forwardLines reads lines from in, answers malformed ones, and passes
 // well-formed ones to the SDK through pw. It returns io.EOF when in ends.
-func forwardLines(in io.Reader, pw io.Writer, w *stdoutWriter, log *slog.Logger) error {
+func forwardLines(in io.Reader, pw io.Writer, w *stdoutWriter, stopped *atomic.Bool, log *slog.Logger) error {
 	r := bufio.NewReaderSize(in, 64<<10)
 	for {
+		if stopped.Load() {
+			return nil
+		}
 		line, tooLong, err := readLine(r, MaxMessageSize)
 		if tooLong {
 			log.Warn("refused oversized message", "limit", MaxMessageSize)
@@ -164,7 +177,7 @@ func (s *stdoutWriter) answered(id json.RawMessage) {
 
 // waitIdle waits until every forwarded request has been answered, or for
 // the timeout.
-func (s *stdoutWriter) waitIdle(ctx context.Context, timeout time.Duration) {
+func (s *stdoutWriter) waitIdle(timeout time.Duration) {
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	for {
@@ -177,8 +190,6 @@ func (s *stdoutWriter) waitIdle(ctx context.Context, timeout time.Duration) {
 		select {
 		case <-s.idle:
 		case <-deadline.C:
-			return
-		case <-ctx.Done():
 			return
 		}
 	}

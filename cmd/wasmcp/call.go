@@ -50,7 +50,7 @@ func runCall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return exitUsage
 	}
 
-	l, err := hf.load(ctx, stderr)
+	l, err := hf.load(ctx, stderr, nil)
 	if err != nil {
 		fmt.Fprintln(stderr, "wasmcp call:", err)
 		return exitFailure

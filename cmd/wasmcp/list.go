@@ -9,12 +9,14 @@ import (
 	"text/tabwriter"
 
 	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/host/catalog"
 )
 
-// listing is `wasmcp list --json`'s output.
+// listing is `wasmcp list --json`'s output and the server's /status.
 type listing struct {
-	Tools  []listedTool  `json:"tools"`
-	Errors []listedError `json:"errors"`
+	Tools   []listedTool   `json:"tools"`
+	Modules []listedModule `json:"modules"`
+	Errors  []listedError  `json:"errors"`
 }
 
 type listedTool struct {
@@ -27,36 +29,30 @@ type listedTool struct {
 	Compiled    *bool      `json:"compiled,omitempty"`
 }
 
+type listedModule struct {
+	File     string   `json:"file"`
+	SHA256   string   `json:"sha256"`
+	Manifest string   `json:"manifest"`
+	Tools    []string `json:"tools"`
+}
+
 type listedError struct {
 	File  string `json:"file"`
 	Error string `json:"error"`
 }
 
-func runList(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("list", flag.ContinueOnError)
-	var hf hostFlags
-	hf.register(fs)
-	hf.logLevel = "error"
-	asJSON := fs.Bool("json", false, "print JSON")
-	compile := fs.Bool("compile", true, "also compile each module, reporting modules that do not compile")
-	if code, ok := parse(fs, args, stderr, "[flags]"); !ok {
-		return code
-	}
-	l, err := hf.load(ctx, stderr)
-	if err != nil {
-		fmt.Fprintln(stderr, "wasmcp list:", err)
-		return exitFailure
-	}
-	defer l.close()
-	cat := l.host.Catalog()
-	out := listing{Tools: []listedTool{}, Errors: []listedError{}}
-	compileErr := map[string]error{}
-	if *compile {
-		for _, m := range cat.Modules {
-			if _, err := m.Compiled(ctx); err != nil {
-				compileErr[m.Path] = err
-				out.Errors = append(out.Errors, listedError{File: m.Path, Error: "does not compile: " + err.Error()})
-			}
+// newListing describes a catalog. compileErr, when not nil, holds each
+// compiled module's result, keyed by path.
+func newListing(cat *catalog.Catalog, compileErr map[string]error) listing {
+	out := listing{Tools: []listedTool{}, Modules: []listedModule{}, Errors: []listedError{}}
+	for _, m := range cat.Modules {
+		lm := listedModule{File: m.Path, SHA256: m.SHA256, Manifest: m.ManifestFrom, Tools: []string{}}
+		for _, t := range m.Manifest.Tools {
+			lm.Tools = append(lm.Tools, t.Name)
+		}
+		out.Modules = append(out.Modules, lm)
+		if err := compileErr[m.Path]; err != nil {
+			out.Errors = append(out.Errors, listedError{File: m.Path, Error: "does not compile: " + err.Error()})
 		}
 	}
 	for _, t := range cat.Tools {
@@ -72,7 +68,7 @@ func runList(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 				Output:  abi.Size(t.Module.Limits.Output),
 			},
 		}
-		if *compile {
+		if compileErr != nil {
 			ok := compileErr[t.Module.Path] == nil
 			lt.Compiled = &ok
 		}
@@ -81,6 +77,36 @@ func runList(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	for _, e := range cat.Errors {
 		out.Errors = append(out.Errors, listedError{File: e.Path, Error: e.Err.Error()})
 	}
+	return out
+}
+
+func runList(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("list", flag.ContinueOnError)
+	var hf hostFlags
+	hf.register(fs)
+	hf.logLevel = "error"
+	asJSON := fs.Bool("json", false, "print JSON")
+	compile := fs.Bool("compile", true, "also compile each module, reporting modules that do not compile")
+	if code, ok := parse(fs, args, stderr, "[flags]"); !ok {
+		return code
+	}
+	l, err := hf.load(ctx, stderr, nil)
+	if err != nil {
+		fmt.Fprintln(stderr, "wasmcp list:", err)
+		return exitFailure
+	}
+	defer l.close()
+	cat := l.host.Catalog()
+	var compileErr map[string]error
+	if *compile {
+		compileErr = map[string]error{}
+		for _, m := range cat.Modules {
+			if _, err := m.Compiled(ctx); err != nil {
+				compileErr[m.Path] = err
+			}
+		}
+	}
+	out := newListing(cat, compileErr)
 
 	if *asJSON {
 		enc := json.NewEncoder(stdout)

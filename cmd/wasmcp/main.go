@@ -72,18 +72,25 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\nRun 'wasmcp <command> --help' for a command's flags.")
 }
 
-// parse parses a command's flags, reporting errors in the usual way. It
-// returns ok=false with the exit code to use when the command should stop.
+// parse parses a command's flags, reporting errors in the usual way, then
+// fills the flags the command line left unset from the environment and the
+// --config file (config.go). It returns ok=false with the exit code to use
+// when the command should stop.
 func parse(fs *flag.FlagSet, args []string, stderr io.Writer, synopsis string) (code int, ok bool) {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: wasmcp %s %s\n\nFlags:\n", fs.Name(), synopsis)
 		fs.PrintDefaults()
+		fmt.Fprint(stderr, configHelp(fs))
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK, false
 		}
+		return exitUsage, false
+	}
+	if err := applyConfig(fs, os.LookupEnv); err != nil {
+		fmt.Fprintf(stderr, "wasmcp %s: %v\n", fs.Name(), err)
 		return exitUsage, false
 	}
 	return exitOK, true

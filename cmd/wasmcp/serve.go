@@ -11,22 +11,24 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/netutil"
 
+	"github.com/wasmcp/wasmcp/host/observe"
+	"github.com/wasmcp/wasmcp/host/watch"
 	"github.com/wasmcp/wasmcp/mcpserver"
+	"github.com/wasmcp/wasmcp/metrics"
 )
-
-// shutdownGrace bounds how long an HTTP server waits for open requests when
-// asked to stop.
-const shutdownGrace = 10 * time.Second
 
 func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	var hf hostFlags
 	hf.register(fs)
 	addr := fs.String("http", "", "serve Streamable HTTP at `ADDR` (path "+mcpserver.Path+") instead of stdio; a bare :PORT binds loopback only")
+	watchDir := fs.Bool("watch", true, "reload the tool directory when its files change, and tell clients")
+	grace := fs.Duration("shutdown-grace", 10*time.Second, "on SIGTERM or SIGINT, how long calls in flight may finish before they are cancelled")
 	var web httpFlags
 	web.register(fs)
 	if code, ok := parse(fs, args, stderr, "[flags]"); !ok {
@@ -36,7 +38,15 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintf(stderr, "wasmcp serve: unexpected arguments %q\n", fs.Args())
 		return exitUsage
 	}
-	l, err := hf.load(ctx, stderr)
+	if *grace < 0 {
+		fmt.Fprintln(stderr, "wasmcp serve: --shutdown-grace must not be negative")
+		return exitUsage
+	}
+	var obs *metrics.Metrics
+	if *addr != "" {
+		obs = metrics.New()
+	}
+	l, err := hf.load(ctx, stderr, observerOf(obs))
 	if err != nil {
 		fmt.Fprintln(stderr, "wasmcp serve:", err)
 		return exitFailure
@@ -44,22 +54,49 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	defer l.close()
 	cat := l.host.Catalog()
 	l.log.Info("tools loaded", "dir", hf.tools, "tools", len(cat.Tools), "modules", len(cat.Modules), "skipped", len(cat.Errors))
-	cat.Warm(ctx, l.log)
-	srv := mcpserver.New(l.host, version, l.log)
+	// Compilation and reloads outlive the signal that starts a shutdown:
+	// calls still finishing may need them.
+	work := context.WithoutCancel(ctx)
+	cat.Warm(work, l.log)
+	srv := mcpserver.New(l.host, mcpserver.Options{Version: version, Logger: l.log, ListChanged: *watchDir})
+	if *watchDir {
+		reload := func() {
+			if err := l.host.Reload(work, l.dir, l.catalogOptions); err != nil {
+				l.log.Error("reloading the tool directory", "error", err)
+				return
+			}
+			c := l.host.Catalog()
+			l.log.Info("tools reloaded", "tools", len(c.Tools), "modules", len(c.Modules), "skipped", len(c.Errors))
+		}
+		if err := watch.Dir(ctx, l.dir, watch.DefaultQuiet, l.log, reload); err != nil {
+			fmt.Fprintln(stderr, "wasmcp serve:", err)
+			return exitFailure
+		}
+	}
 
 	if *addr == "" {
 		err = srv.ServeStdio(ctx, stdin, stdout, mcpserver.StdioOptions{
-			DrainTimeout: hf.timeout + hf.queueTimeout + 5*time.Second,
-			Logger:       l.log,
+			DrainTimeout:  hf.timeout + hf.queueTimeout + 5*time.Second,
+			ShutdownGrace: *grace,
+			Logger:        l.log,
 		})
 	} else {
-		err = serveHTTP(ctx, *addr, srv, &web, l)
+		err = serveHTTP(ctx, *addr, srv, &web, l, obs, *grace)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "wasmcp serve:", err)
 		return exitFailure
 	}
+	l.log.Info("stopped")
 	return exitOK
+}
+
+// observerOf avoids handing the host a typed nil.
+func observerOf(m *metrics.Metrics) observe.Observer {
+	if m == nil {
+		return nil
+	}
+	return m
 }
 
 // httpFlags are the flags of `serve --http`.
@@ -109,7 +146,7 @@ func (f *httpFlags) handlerOptions(log *slog.Logger) (mcpserver.HTTPOptions, err
 	return opts, nil
 }
 
-func serveHTTP(ctx context.Context, addr string, srv *mcpserver.Server, f *httpFlags, l *loaded) error {
+func serveHTTP(ctx context.Context, addr string, srv *mcpserver.Server, f *httpFlags, l *loaded, m *metrics.Metrics, grace time.Duration) error {
 	opts, err := f.handlerOptions(l.log)
 	if err != nil {
 		return err
@@ -131,8 +168,9 @@ func serveHTTP(ctx context.Context, addr string, srv *mcpserver.Server, f *httpF
 		return err
 	}
 	ln = netutil.LimitListener(ln, f.maxConnections)
+	var draining atomic.Bool
 	hs := &http.Server{
-		Handler:           srv.HTTPHandler(opts),
+		Handler:           opsHandler(srv.HTTPHandler(opts), l, m, opts.AuthToken, &draining),
 		ReadHeaderTimeout: f.readTimeout,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
@@ -155,11 +193,16 @@ func serveHTTP(ctx context.Context, addr string, srv *mcpserver.Server, f *httpF
 		return err
 	case <-ctx.Done():
 	}
-	l.log.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	// Stop accepting, report not ready, and let requests in flight finish
+	// within the grace period; past it, close what is left, which cancels
+	// the calls still running.
+	draining.Store(true)
+	l.log.Info("shutting down", "grace", grace)
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return err
+	if err := hs.Shutdown(sctx); err != nil {
+		l.log.Warn("grace period over; closing remaining connections", "error", err)
+		return hs.Close()
 	}
 	return nil
 }

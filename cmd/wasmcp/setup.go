@@ -14,6 +14,7 @@ import (
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/host"
 	"github.com/wasmcp/wasmcp/host/catalog"
+	"github.com/wasmcp/wasmcp/host/observe"
 	"github.com/wasmcp/wasmcp/host/sandbox"
 )
 
@@ -42,6 +43,7 @@ func (f *hostFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.cacheDir, "cache-dir", defaultCacheDir(), "`directory` for compiled code, reused across restarts (empty: memory only)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
+	addConfigFlag(fs)
 }
 
 func defaultCacheDir() string {
@@ -94,11 +96,16 @@ type loaded struct {
 	engine *sandbox.Engine
 	host   *host.Host
 	log    *slog.Logger
+	// dir and catalogOptions reload the directory.
+	dir            string
+	catalogOptions catalog.Options
 }
 
 func (l *loaded) close() { l.engine.Close(context.Background()) }
 
-func (f *hostFlags) load(ctx context.Context, stderr io.Writer) (*loaded, error) {
+// load reads the tool directory. obs, if not nil, is told about calls,
+// compilations and loads.
+func (f *hostFlags) load(ctx context.Context, stderr io.Writer, obs observe.Observer) (*loaded, error) {
 	if err := f.check(); err != nil {
 		return nil, err
 	}
@@ -106,15 +113,20 @@ func (f *hostFlags) load(ctx context.Context, stderr io.Writer) (*loaded, error)
 	if err != nil {
 		return nil, err
 	}
+	if obs == nil {
+		obs = observe.Nop{}
+	}
 	engine, err := sandbox.NewEngine(ctx, sandbox.Config{CacheDir: f.cacheDir})
 	if err != nil {
 		return nil, err
 	}
-	cat, err := catalog.Load(f.tools, catalog.Options{Engine: engine, Ceilings: f.ceilings(), Logger: log})
+	opts := catalog.Options{Engine: engine, Ceilings: f.ceilings(), Logger: log, Observer: obs}
+	cat, err := catalog.Load(f.tools, opts)
 	if err != nil {
 		engine.Close(ctx)
 		return nil, err
 	}
-	h := host.New(engine, cat, host.Options{Concurrency: f.concurrency, QueueTimeout: f.queueTimeout, Logger: log})
-	return &loaded{engine: engine, host: h, log: log}, nil
+	obs.Loaded(len(cat.Modules), len(cat.Errors))
+	h := host.New(engine, cat, host.Options{Concurrency: f.concurrency, QueueTimeout: f.queueTimeout, Logger: log, Observer: obs})
+	return &loaded{engine: engine, host: h, log: log, dir: f.tools, catalogOptions: opts}, nil
 }

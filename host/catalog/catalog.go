@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/host/observe"
 	"github.com/wasmcp/wasmcp/host/sandbox"
 	"github.com/wasmcp/wasmcp/host/schema"
 	"github.com/wasmcp/wasmcp/internal/wasmbin"
@@ -49,12 +50,78 @@ type Module struct {
 	// the server's ceilings.
 	Limits sandbox.Limits
 
+	// key identifies the module's content: its bytes and its sidecar's. A
+	// reload keeps a module whose key is unchanged, compiled code and all.
+	key      string
+	tools    []*Tool
+	observer observe.Observer
+
 	wasm    []byte
 	engine  *sandbox.Engine
 	once    sync.Once
 	done    chan struct{}
 	program *sandbox.Compiled
 	err     error
+
+	// users counts runs in progress; a retired module's code is freed when
+	// the last one ends.
+	mu      sync.Mutex
+	users   int
+	retired bool
+	freed   bool
+}
+
+// Acquire marks the start of a run. It returns false once the module has
+// been retired and freed: the caller then looks the tool up again, and runs
+// the version that replaced it.
+func (m *Module) Acquire() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.freed {
+		return false
+	}
+	m.users++
+	return true
+}
+
+// Release marks the end of a run begun with Acquire.
+func (m *Module) Release() {
+	m.mu.Lock()
+	m.users--
+	free := m.retired && m.users == 0 && !m.freed
+	if free {
+		m.freed = true
+	}
+	m.mu.Unlock()
+	if free {
+		m.free()
+	}
+}
+
+// retire frees the module's compiled code once no run uses it. Runs
+// already going finish on it; later lookups find its successor.
+func (m *Module) retire() {
+	m.mu.Lock()
+	m.retired = true
+	free := m.users == 0 && !m.freed
+	if free {
+		m.freed = true
+	}
+	m.mu.Unlock()
+	if free {
+		m.free()
+	}
+}
+
+func (m *Module) free() {
+	// A compilation still running finishes first; its result is then freed.
+	go func() {
+		m.once.Do(func() { close(m.done) })
+		<-m.done
+		if m.program != nil {
+			_ = m.program.Close(context.Background())
+		}
+	}()
 }
 
 // Compiled returns the compiled module, compiling it on first use. Calls
@@ -63,7 +130,9 @@ func (m *Module) Compiled(ctx context.Context) (*sandbox.Compiled, error) {
 	m.once.Do(func() {
 		go func() {
 			defer close(m.done)
+			start := time.Now()
 			m.program, m.err = m.engine.Compile(context.Background(), m.wasm)
+			m.observer.Compiled(m.Path, time.Since(start), m.err)
 			if m.err == nil {
 				m.wasm = nil // the compiled form is all that is needed now
 			}
@@ -117,6 +186,8 @@ type Options struct {
 	// Ceilings are the server's limits; a manifest may only lower them.
 	Ceilings sandbox.Limits
 	Logger   *slog.Logger
+	// Observer is told of compilations; nil means observe.Nop.
+	Observer observe.Observer
 }
 
 // Load reads every *.wasm file directly in dir (not in subdirectories). A
@@ -125,41 +196,91 @@ type Options struct {
 // declare the same tool name the first keeps it: the rule is deterministic
 // and visible from a directory listing.
 func Load(dir string, opts Options) (*Catalog, error) {
+	c, _, err := Reload(nil, dir, opts)
+	return c, err
+}
+
+// Reload reads dir again, as Load does, against the catalog now serving.
+// A module whose bytes and sidecar are unchanged is kept as it is, compiled
+// code included. A module that no longer loads keeps serving its previous
+// version, and the error is recorded: a broken update must not take down a
+// working tool. Reload returns the modules of prev that the new catalog no
+// longer uses, for Retire once the new catalog is in service.
+func Reload(prev *Catalog, dir string, opts Options) (*Catalog, []*Module, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("reading tool directory: %w", err)
+		return nil, nil, fmt.Errorf("reading tool directory: %w", err)
 	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	previous := map[string]*Module{}
+	if prev != nil {
+		for _, m := range prev.Modules {
+			previous[m.Path] = m
+		}
+	}
 	c := &Catalog{byName: map[string]*Tool{}}
+	kept := map[*Module]bool{}
 	for _, e := range entries { // ReadDir sorts by file name
 		if !strings.HasSuffix(e.Name(), ".wasm") || e.IsDir() {
 			continue
 		}
 		path := filepath.Join(dir, e.Name())
-		m, tools, err := LoadFile(path, opts)
-		if err != nil {
+		old := previous[path]
+		m, _, err := LoadFile(path, opts)
+		switch {
+		case err != nil && old != nil:
+			err = fmt.Errorf("the new version does not load, so the previous one (sha256 %s) keeps serving: %w", old.SHA256[:12], err)
+			log.Warn("keeping the previous version of a module", "file", path, "reason", err)
+			c.Errors = append(c.Errors, LoadError{Path: path, Err: err})
+			m = old
+		case err != nil:
 			log.Warn("skipping module", "file", path, "reason", err)
 			c.Errors = append(c.Errors, LoadError{Path: path, Err: err})
 			continue
+		case old != nil && old.key == m.key:
+			m = old
+		default:
+			log.Info("loaded module", "file", path, "manifest", m.ManifestFrom, "tools", len(m.tools), "sha256", m.SHA256[:12])
 		}
-		c.Modules = append(c.Modules, m)
-		for _, t := range tools {
-			if prev, dup := c.byName[t.Spec.Name]; dup {
-				err := fmt.Errorf("tool %q is already provided by %s; this one is not served", t.Spec.Name, prev.Module.Path)
-				log.Warn("duplicate tool name", "file", path, "tool", t.Spec.Name, "kept", prev.Module.Path)
-				c.Errors = append(c.Errors, LoadError{Path: path, Err: err})
-				continue
-			}
-			c.byName[t.Spec.Name] = t
-			c.Tools = append(c.Tools, t)
-		}
-		log.Info("loaded module", "file", path, "manifest", m.ManifestFrom, "tools", len(tools), "sha256", m.SHA256[:12])
+		kept[m] = true
+		c.add(m, log)
 	}
 	sort.Slice(c.Tools, func(i, j int) bool { return c.Tools[i].Spec.Name < c.Tools[j].Spec.Name })
-	return c, nil
+	var unused []*Module
+	if prev != nil {
+		for _, m := range prev.Modules {
+			if !kept[m] {
+				unused = append(unused, m)
+			}
+		}
+	}
+	return c, unused, nil
+}
+
+// add serves a module's tools, leaving out names an earlier file claimed.
+func (c *Catalog) add(m *Module, log *slog.Logger) {
+	c.Modules = append(c.Modules, m)
+	for _, t := range m.tools {
+		if prev, dup := c.byName[t.Spec.Name]; dup {
+			err := fmt.Errorf("tool %q is already provided by %s; this one is not served", t.Spec.Name, prev.Module.Path)
+			log.Warn("duplicate tool name", "file", m.Path, "tool", t.Spec.Name, "kept", prev.Module.Path)
+			c.Errors = append(c.Errors, LoadError{Path: m.Path, Err: err})
+			continue
+		}
+		c.byName[t.Spec.Name] = t
+		c.Tools = append(c.Tools, t)
+	}
+}
+
+// Retire frees modules that Reload reported unused, each once the runs
+// still using it have ended.
+func Retire(modules []*Module) {
+	for _, m := range modules {
+		m.retire()
+	}
 }
 
 // Warm compiles every module in the background, one at a time, so that first
@@ -193,11 +314,19 @@ func LoadFile(path string, opts Options) (*Module, []*Tool, error) {
 		return nil, nil, err
 	}
 	stem := strings.TrimSuffix(filepath.Base(path), ".wasm")
-	manifest, from, err := findManifest(path, stem, parsed)
+	manifest, from, manifestBytes, err := findManifest(path, stem, parsed)
 	if err != nil {
 		return nil, nil, err
 	}
 	sum := sha256.Sum256(wasm)
+	key := sha256.New()
+	key.Write(sum[:])
+	key.Write([]byte(from))
+	key.Write(manifestBytes)
+	observer := opts.Observer
+	if observer == nil {
+		observer = observe.Nop{}
+	}
 	m := &Module{
 		Path:         path,
 		Stem:         stem,
@@ -205,6 +334,8 @@ func LoadFile(path string, opts Options) (*Module, []*Tool, error) {
 		ManifestFrom: from,
 		Manifest:     manifest,
 		Limits:       Clamp(manifest.Limits, opts.Ceilings, opts.Logger, path),
+		key:          hex.EncodeToString(key.Sum(nil)),
+		observer:     observer,
 		wasm:         wasm,
 		engine:       opts.Engine,
 		done:         make(chan struct{}),
@@ -222,36 +353,37 @@ func LoadFile(path string, opts Options) (*Module, []*Tool, error) {
 		}
 		tools = append(tools, t)
 	}
+	m.tools = tools
 	return m, tools, nil
 }
 
 // findManifest prefers the sidecar file, so an author can edit a manifest
 // without rebuilding; the custom section is the single-file fallback.
-func findManifest(path, stem string, parsed *wasmbin.Module) (*abi.Manifest, string, error) {
+func findManifest(path, stem string, parsed *wasmbin.Module) (m *abi.Manifest, from string, raw []byte, err error) {
 	sidecar := filepath.Join(filepath.Dir(path), stem+abi.SidecarSuffix)
 	data, err := readRegular(sidecar, abi.MaxManifestSize)
 	switch {
 	case err == nil:
 		m, err := abi.ParseManifest(data)
 		if err != nil {
-			return nil, "", fmt.Errorf("%s: %w", filepath.Base(sidecar), err)
+			return nil, "", nil, fmt.Errorf("%s: %w", filepath.Base(sidecar), err)
 		}
-		return m, sidecar, nil
+		return m, sidecar, data, nil
 	case !errors.Is(err, fs.ErrNotExist):
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	sections := parsed.CustomNamed(abi.CustomSection)
 	switch len(sections) {
 	case 0:
-		return nil, "", fmt.Errorf("no manifest: add %s beside it, or embed one with `wasmcp pack`", stem+abi.SidecarSuffix)
+		return nil, "", nil, fmt.Errorf("no manifest: add %s beside it, or embed one with `wasmcp pack`", stem+abi.SidecarSuffix)
 	case 1:
 		m, err := abi.ParseManifest(sections[0])
 		if err != nil {
-			return nil, "", fmt.Errorf("embedded manifest: %w", err)
+			return nil, "", nil, fmt.Errorf("embedded manifest: %w", err)
 		}
-		return m, "embedded", nil
+		return m, "embedded", sections[0], nil
 	default:
-		return nil, "", fmt.Errorf("%d %q custom sections; a module may embed one manifest", len(sections), abi.CustomSection)
+		return nil, "", nil, fmt.Errorf("%d %q custom sections; a module may embed one manifest", len(sections), abi.CustomSection)
 	}
 }
 

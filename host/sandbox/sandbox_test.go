@@ -197,3 +197,19 @@ func TestMeterRefusesGrowthPastLimit(t *testing.T) {
 		t.Fatalf("denied=%d peak=%d", m.denied, m.peak)
 	}
 }
+
+func TestSleepIsRealAndInterruptible(t *testing.T) {
+	e := newEngine(t)
+	c := compile(t, e, "sleep")
+	out := c.Run(context.Background(), e, Run{Limits: Limits{Timeout: time.Minute, Memory: 1 << 20, Output: 1024}})
+	if out.Failure != nil || string(out.Stdout) != "slept" {
+		t.Fatalf("sleep: %+v %q", out.Failure, out.Stdout)
+	}
+	if out.Duration < 300*time.Millisecond {
+		t.Errorf("a 300 ms sleep returned after %v: the clock is not real", out.Duration)
+	}
+	out = c.Run(context.Background(), e, Run{Limits: Limits{Timeout: 50 * time.Millisecond, Memory: 1 << 20, Output: 1024}})
+	if out.Failure == nil || out.Failure.Kind != TimeLimit {
+		t.Fatalf("sleeping past the time limit: %+v", out.Failure)
+	}
+}

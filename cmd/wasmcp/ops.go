@@ -1,0 +1,45 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"sync/atomic"
+
+	"github.com/wasmcp/wasmcp/mcpserver"
+	"github.com/wasmcp/wasmcp/metrics"
+)
+
+// opsHandler puts the operator's endpoints beside the MCP endpoint:
+//
+//	/healthz  200 while the process serves (liveness)
+//	/readyz   200 while it accepts work, 503 once it drains (readiness)
+//	/status   every module: loaded with its tools, or why not (JSON)
+//	/metrics  Prometheus metrics
+//
+// The probes need no token, so that an orchestrator can call them; status
+// and metrics name the tools, so they sit behind the token like /mcp.
+func opsHandler(mcpHandler http.Handler, l *loaded, m *metrics.Metrics, token string, draining *atomic.Bool) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle(mcpserver.Path, mcpHandler)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if draining.Load() {
+			http.Error(w, "shutting down", http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte("ready\n"))
+	})
+	status := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.Encode(newListing(l.host.Catalog(), nil))
+	})
+	mux.Handle("GET /status", mcpserver.RequireBearer(token, status))
+	if m != nil {
+		mux.Handle("GET /metrics", mcpserver.RequireBearer(token, m.Handler()))
+	}
+	return mux
+}
