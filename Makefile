@@ -13,7 +13,7 @@ FUZZTIME ?= 10s
 FUZZ := abi:FuzzParseManifest internal/wasmbin:FuzzParse mcpserver/internal/guard:FuzzInspect \
         host/schema:FuzzCompile host/sandbox:FuzzHostFunctions
 
-.PHONY: run serve-stdio build tools setup test lint fuzz
+.PHONY: run serve-stdio build tools setup test lint fuzz conformance
 
 run: tools
 	$(BIN) serve --tools $(TOOLS) --http $(ADDR)
@@ -38,9 +38,13 @@ lint:
 test: setup lint
 	$(GO) test -race -count=1 ./...
 	$(MAKE) fuzz
+	conformance/run
 
 fuzz:
 	@for t in $(FUZZ); do \
 		echo "fuzz $${t#*:} ($(FUZZTIME))"; \
 		$(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) ./$${t%%:*}/ || exit 1; \
 	done
+
+conformance: setup
+	conformance/run
