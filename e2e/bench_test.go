@@ -2,9 +2,18 @@ package e2e
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wasmcp/wasmcp/internal/wattest"
 )
 
 // exampleCalls are one typical call of each example tool, one per guest
@@ -55,4 +64,81 @@ func BenchmarkExamples(b *testing.B) {
 			}
 		}
 	}
+}
+
+// BenchmarkReloadLatency measures how long a change in the tool directory
+// takes to reach a watching client: from the file's rename into place to
+// the client's tools/list_changed (the watcher's quiet period included).
+//
+//	go test -run '^$' -bench ReloadLatency -benchtime 20x ./e2e/
+func BenchmarkReloadLatency(b *testing.B) {
+	dir := b.TempDir()
+	s := startHTTPIn(b, dir)
+	cs, changes := connectWatching(b, s, "2026-07-28")
+	versions := [][]byte{wattest.Build(b, "probe"), wattest.Build(b, "sleep")}
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		writeTool(b, dir, "changing", versions[i%2], "changing")
+		select {
+		case <-changes:
+		case <-time.After(time.Minute):
+			b.Fatal("no tools/list_changed")
+		}
+	}
+	b.StopTimer()
+	cs.Close()
+}
+
+// BenchmarkSlowCallFlood sends 64 calls at once to a tool that sleeps
+// 300 ms, on a server that runs 4 at a time and lets a call queue for 1 s:
+// about half must be answered busy, none may fail otherwise, and the
+// server's peak resident memory is reported (peak-rss-MiB).
+//
+//	go test -run '^$' -bench SlowCallFlood -benchtime 3x ./e2e/
+func BenchmarkSlowCallFlood(b *testing.B) {
+	writeHostile(b)
+	writeSleep(b)
+	s := startHTTP(b, "--concurrency", "4", "--queue-timeout", "1s")
+	cs := connectHTTP(b, s, "2026-07-28")
+	var busy, ok atomic.Int64
+	for b.Loop() {
+		var wg sync.WaitGroup
+		for i := 0; i < 64; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "sleep"})
+				switch {
+				case err != nil:
+					b.Error(err)
+				case res.IsError && strings.Contains(text(res), "busy"):
+					busy.Add(1)
+				case res.IsError:
+					b.Errorf("a call failed: %s", text(res))
+				default:
+					ok.Add(1)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	b.ReportMetric(float64(busy.Load())/float64(b.N), "busy/flood")
+	b.ReportMetric(float64(ok.Load())/float64(b.N), "ok/flood")
+	b.ReportMetric(peakRSS(b, s)/(1<<20), "peak-rss-MiB")
+}
+
+// peakRSS reads the server process's peak resident set size.
+func peakRSS(b *testing.B, s *server) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb * 1024
+		}
+	}
+	b.Fatal("no VmHWM in /proc status")
+	return 0
 }

@@ -93,7 +93,7 @@ func TestShutdownLetsCallsFinish(t *testing.T) {
 	})
 }
 
-func writeSleep(t *testing.T) {
+func writeSleep(t testing.TB) {
 	t.Helper()
 	if _, err := os.Stat(toolsDir + "/sleep.wasm"); err == nil {
 		return

@@ -30,7 +30,7 @@ func (c listChanges) wait(t *testing.T, what string) {
 	}
 }
 
-func connectWatching(t *testing.T, s *server, version string) (*mcp.ClientSession, listChanges) {
+func connectWatching(t testing.TB, s *server, version string) (*mcp.ClientSession, listChanges) {
 	t.Helper()
 	changes := make(listChanges, 100)
 	opts := &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changes <- struct{}{} }}
@@ -60,14 +60,14 @@ func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
 
 // writeTool puts a module and its sidecar in dir the way a careful operator
 // does: written beside, then renamed into place.
-func writeTool(t *testing.T, dir, stem string, wasm []byte, tool string) {
+func writeTool(t testing.TB, dir, stem string, wasm []byte, tool string) {
 	t.Helper()
 	manifest := `{"abi":1,"tools":[{"name":"` + tool + `","description":"a tool for reload tests","inputSchema":{"type":"object"}}]}`
 	atomicWrite(t, filepath.Join(dir, stem+".manifest.json"), []byte(manifest))
 	atomicWrite(t, filepath.Join(dir, stem+".wasm"), wasm)
 }
 
-func atomicWrite(t *testing.T, path string, data []byte) {
+func atomicWrite(t testing.TB, path string, data []byte) {
 	t.Helper()
 	tmp := filepath.Join(filepath.Dir(path), ".incoming-"+filepath.Base(path))
 	if err := os.WriteFile(tmp, data, 0o644); err != nil {

@@ -49,6 +49,10 @@ type Options struct {
 	Logger       *slog.Logger
 	// Observer is told about every call; nil means observe.Nop.
 	Observer observe.Observer
+	// LogArguments adds each call's arguments to its log line. They may
+	// hold whatever a user told the model, so they are left out unless an
+	// operator asks.
+	LogArguments bool
 }
 
 // Host runs calls against a catalog, which Reload may replace while calls
@@ -60,6 +64,7 @@ type Host struct {
 	queueTimeout time.Duration
 	log          *slog.Logger
 	observer     observe.Observer
+	logArgs      bool
 
 	reloadMu sync.Mutex // one reload at a time
 	onChange []func(old, new *catalog.Catalog)
@@ -79,7 +84,7 @@ func New(engine *sandbox.Engine, cat *catalog.Catalog, opts Options) *Host {
 	if obs == nil {
 		obs = observe.Nop{}
 	}
-	h := &Host{engine: engine, slots: make(chan struct{}, n), queueTimeout: opts.QueueTimeout, log: log, observer: obs}
+	h := &Host{engine: engine, slots: make(chan struct{}, n), queueTimeout: opts.QueueTimeout, log: log, observer: obs, logArgs: opts.LogArguments}
 	h.catalog.Store(cat)
 	return h
 }
@@ -135,7 +140,11 @@ func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, rep 
 	res, outcome := h.call(ctx, t, args, &serverLog{log: h.log, tool: name, next: rep})
 	d := time.Since(start)
 	h.observer.CallFinished(observe.Call{Tool: name, Outcome: outcome.kind, Duration: d, QueueWait: outcome.queued, PeakMemory: outcome.peak})
-	h.log.Info("call", "tool", name, "outcome", outcome.kind, "duration", d, "peak_memory", outcome.peak)
+	attrs := []any{"tool", name, "outcome", outcome.kind, "duration", d, "peak_memory", outcome.peak}
+	if h.logArgs {
+		attrs = append(attrs, "arguments", string(args))
+	}
+	h.log.Info("call", attrs...)
 	return res, nil
 }
 

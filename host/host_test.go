@@ -703,3 +703,30 @@ func TestCallsRunConcurrently(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// lastCall returns the attributes of the last call logged.
+func (r *recorder) lastCall() map[string]string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := len(r.records) - 1; i >= 0; i-- {
+		if r.records[i].msg == "call" {
+			return r.records[i].attrs
+		}
+	}
+	return nil
+}
+
+func TestArgumentsAreLoggedOnlyWhenAsked(t *testing.T) {
+	const secret = `{"password":"hunter2"}`
+	for _, logArgs := range []bool{false, true} {
+		f := newFixture(t, standard(), Options{LogArguments: logArgs})
+		call(t, f.host, "text", secret)
+		attrs := f.log.lastCall()
+		if attrs["tool"] != "text" || attrs["outcome"] == "" || attrs["duration"] == "" || attrs["peak_memory"] == "" {
+			t.Errorf("call log line = %v; want tool, outcome, duration and peak memory", attrs)
+		}
+		if got, logged := attrs["arguments"]; logged != logArgs || (logged && got != secret) {
+			t.Errorf("LogArguments %v: arguments in the log = %q (present %v)", logArgs, got, logged)
+		}
+	}
+}

@@ -29,6 +29,7 @@ type hostFlags struct {
 	cacheDir     string
 	logLevel     string
 	logFormat    string
+	logArguments bool
 }
 
 func (f *hostFlags) register(fs *flag.FlagSet) {
@@ -43,6 +44,7 @@ func (f *hostFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.cacheDir, "cache-dir", defaultCacheDir(), "`directory` for compiled code, reused across restarts (empty: memory only)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
+	fs.BoolVar(&f.logArguments, "log-arguments", false, "add each call's arguments to its log line (they may hold private data)")
 	addConfigFlag(fs)
 }
 
@@ -127,6 +129,6 @@ func (f *hostFlags) load(ctx context.Context, stderr io.Writer, obs observe.Obse
 		return nil, err
 	}
 	obs.Loaded(len(cat.Modules), len(cat.Errors))
-	h := host.New(engine, cat, host.Options{Concurrency: f.concurrency, QueueTimeout: f.queueTimeout, Logger: log, Observer: obs})
+	h := host.New(engine, cat, host.Options{Concurrency: f.concurrency, QueueTimeout: f.queueTimeout, Logger: log, Observer: obs, LogArguments: f.logArguments})
 	return &loaded{engine: engine, host: h, log: log, dir: f.tools, catalogOptions: opts}, nil
 }
