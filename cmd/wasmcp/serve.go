@@ -56,8 +56,9 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	l.log.Info("tools loaded", "dir", hf.tools, "tools", len(cat.Tools), "modules", len(cat.Modules), "skipped", len(cat.Errors))
 	// Compilation and reloads outlive the signal that starts a shutdown:
 	// calls still finishing may need them.
-	work := context.WithoutCancel(ctx)
-	cat.Warm(work, l.log)
+	work, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	warmed := cat.Warm(work, l.log)
+	defer func() { stopWork(); <-warmed }()
 	srv := mcpserver.New(l.host, mcpserver.Options{Version: version, Logger: l.log, ListChanged: *watchDir})
 	if *watchDir {
 		reload := func() {

@@ -33,6 +33,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
 
@@ -100,8 +101,19 @@ func decode(d document) (any, error) {
 	if !ok {
 		return nil, fmt.Errorf("apiVersion %q kind %q is not one this test knows: add it to kinds", tm.APIVersion, tm.Kind)
 	}
+	// As the API server decodes: YAML to JSON (a duplicate key is an
+	// error), then JSON with case-sensitive field names (encoding/json
+	// would take "readonly" for "readOnly") and no unknown fields.
+	js, err := yaml.YAMLToJSONStrict(d.data)
+	if err != nil {
+		return nil, err
+	}
 	obj := newObj()
-	if err := yaml.UnmarshalStrict(d.data, obj); err != nil {
+	strict, err := kjson.UnmarshalStrict(js, obj)
+	if err != nil {
+		return nil, err
+	}
+	if err := errors.Join(strict...); err != nil {
 		return nil, err
 	}
 	return obj, nil
@@ -149,10 +161,11 @@ func load(t *testing.T) manifests {
 
 func TestStrictDecodingCatchesMistakes(t *testing.T) {
 	for _, tc := range []struct{ name, doc, want string }{
-		{"unknown field", "apiVersion: apps/v1\nkind: Deployment\nspec:\n  replica: 2\n", `unknown field "replica"`},
+		{"unknown field", "apiVersion: apps/v1\nkind: Deployment\nspec:\n  replica: 2\n", `unknown field "spec.replica"`},
+		{"field in the wrong case", "apiVersion: apps/v1\nkind: Deployment\nspec:\n  Replicas: 2\n", `unknown field "spec.Replicas"`},
 		{"wrong type", "apiVersion: apps/v1\nkind: Deployment\nspec:\n  replicas: two\n", "replicas"},
 		{"duplicate field", "apiVersion: v1\nkind: Service\nspec:\n  type: ClusterIP\n  type: NodePort\n", "type"},
-		{"misplaced field", "apiVersion: v1\nkind: Service\nmetadata:\n  name: x\n  selector: {}\n", `unknown field "selector"`},
+		{"misplaced field", "apiVersion: v1\nkind: Service\nmetadata:\n  name: x\n  selector: {}\n", `unknown field "metadata.selector"`},
 		{"bad quantity", "apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n        - name: x\n          resources:\n            limits:\n              cpu: two cores\n", "quantities must match"},
 		{"unknown kind", "apiVersion: v1\nkind: Pod\n", "add it to kinds"},
 	} {
@@ -355,7 +368,7 @@ func TestManifests(t *testing.T) {
 			t.Fatalf("config.yaml shutdown-grace: %v", err)
 		}
 		if pod.TerminationGracePeriodSeconds == nil || time.Duration(*pod.TerminationGracePeriodSeconds)*time.Second <= grace {
-			t.Errorf("terminationGracePeriodSeconds %v must be over shutdown-grace %v, or calls are killed mid-drain", pod.TerminationGracePeriodSeconds, grace)
+			t.Errorf("terminationGracePeriodSeconds must be set and over shutdown-grace %v, or calls are killed mid-drain", grace)
 		}
 	})
 

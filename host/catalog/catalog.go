@@ -284,10 +284,12 @@ func Retire(modules []*Module) {
 }
 
 // Warm compiles every module in the background, one at a time, so that first
-// calls rarely wait. It returns at once; compilation stops early when ctx
-// ends.
-func (c *Catalog) Warm(ctx context.Context, log *slog.Logger) {
+// calls rarely wait. It returns at once, with a channel closed when it is
+// done; it stops early when ctx ends.
+func (c *Catalog) Warm(ctx context.Context, log *slog.Logger) <-chan struct{} {
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		for _, m := range c.Modules {
 			if _, err := m.Compiled(ctx); err != nil {
 				if ctx.Err() != nil {
@@ -297,6 +299,7 @@ func (c *Catalog) Warm(ctx context.Context, log *slog.Logger) {
 			}
 		}
 	}()
+	return done
 }
 
 // LoadFile loads one module file and its manifest, as Load does for each
