@@ -62,12 +62,17 @@ type stdioPeer struct {
 	t   *testing.T
 	in  io.WriteCloser
 	out *bufio.Reader
-	cmd *exec.Cmd
+	srv *server // the process and its stderr
 }
 
-func startStdio(t *testing.T) *stdioPeer {
+func startStdio(t *testing.T, extra ...string) *stdioPeer {
 	t.Helper()
-	cmd := exec.Command(binary, "serve", "--tools", toolsDir, "--cache-dir", cacheDir, "--log-level", "error")
+	if len(extra) == 0 {
+		extra = []string{"--log-level", "error"}
+	}
+	cmd := stdioCommand(extra...)
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -79,8 +84,15 @@ func startStdio(t *testing.T) *stdioPeer {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { in.Close(); cmd.Process.Kill(); cmd.Wait() })
-	return &stdioPeer{t: t, in: in, out: bufio.NewReader(out), cmd: cmd}
+	srv := &server{cmd: cmd, stderr: stderr}
+	t.Cleanup(func() {
+		in.Close()
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	return &stdioPeer{t: t, in: in, out: bufio.NewReader(out), srv: srv}
 }
 
 func (p *stdioPeer) send(line string) {

@@ -81,15 +81,14 @@ func TestShutdownLetsCallsFinish(t *testing.T) {
 		waitExit(t, s)
 	})
 	t.Run("stdio", func(t *testing.T) {
-		cs, s := connectStdioLog(t, "2026-07-28", "--log-level", "debug")
-		done := make(chan *mcp.CallToolResult, 1)
-		go func() { done <- callTool(t, cs, "sleep", nil) }()
-		s.waitLog(t, "run started", "tool=sleep")
-		terminate(t, s)
-		if res := <-done; res.IsError || text(res) != "slept" {
-			t.Errorf("the call in flight at SIGTERM = %q (isError %v)", text(res), res.IsError)
+		p := startStdio(t, "--log-level", "debug")
+		p.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep",` + modernMeta + `}}`)
+		p.srv.waitLog(t, "run started", "tool=sleep")
+		terminate(t, p.srv)
+		if r := p.recv(); r.Error != nil || !strings.Contains(string(r.Result), `"slept"`) {
+			t.Errorf("the call in flight at SIGTERM: result %s, error %+v", r.Result, r.Error)
 		}
-		waitExit(t, s)
+		waitExit(t, p.srv)
 	})
 }
 
@@ -109,7 +108,7 @@ func terminate(t *testing.T, s *server) {
 }
 
 // waitExit waits for the server to exit after SIGTERM and checks that it
-// exited 0. Its wait group is the test's: Cleanup's stop finds it gone.
+// exited 0. The cleanup that stops servers then finds it gone.
 func waitExit(t *testing.T, s *server) {
 	t.Helper()
 	exited := make(chan error, 1)
