@@ -173,3 +173,27 @@ func get(t *testing.T, s *server, path string) string {
 	}
 	return string(b)
 }
+
+// TestWatchCanBeTurnedOff checks that --watch=false promises no list
+// changes and makes none: a new file is not served until a restart.
+func TestWatchCanBeTurnedOff(t *testing.T) {
+	dir := t.TempDir()
+	copyFile(t, filepath.Join(toolsDir, "calculate.wasm"), filepath.Join(dir, "calculate.wasm"))
+	s := startHTTPIn(t, dir, "--watch=false")
+	cs := connectHTTP(t, s, "2025-11-25")
+	if caps := cs.InitializeResult().Capabilities; caps.Tools == nil || caps.Tools.ListChanged {
+		t.Fatalf("tools capability = %+v; want no listChanged", caps.Tools)
+	}
+	writeTool(t, dir, "late", wattest.Build(t, "probe"), "late")
+	// A second server on the same directory proves the new file loads;
+	// starting it takes longer than a watching server takes to reload.
+	if names := toolNames(t, connectHTTP(t, startHTTPIn(t, dir), "2025-11-25")); !slices.Equal(names, []string{"calculate", "late"}) {
+		t.Errorf("a restarted server's tools = %v", names)
+	}
+	if names := toolNames(t, cs); !slices.Equal(names, []string{"calculate"}) {
+		t.Errorf("tools without watching = %v", names)
+	}
+	if strings.Contains(s.stderr.String(), "tools reloaded") {
+		t.Error("the server reloaded with --watch=false")
+	}
+}
