@@ -8,6 +8,8 @@ package abi
 //
 //	log(level i32, msg_ptr i32, msg_len i32) -> i32
 //	progress(progress f64, total f64, msg_ptr i32, msg_len i32) -> i32
+//	http_request(req_ptr i32, req_len i32, resp_len_ptr i32) -> i32
+//	http_response(buf_ptr i32, buf_len i32) -> i32
 //
 // Each returns Ok or one of the Err codes. docs/abi.md describes them.
 const HostModule = "wasmcp"
@@ -42,11 +44,19 @@ const (
 	ErrEncoding int32 = 3
 	// ErrTooLong: the message is longer than MaxMessageLen.
 	ErrTooLong int32 = 4
-	// ErrLimit: this call has used up its allowance (MaxLogMessages,
-	// MaxLogBytes or MaxProgress); the message was dropped.
+	// ErrLimit: this call has used up an allowance (MaxLogMessages,
+	// MaxLogBytes, MaxProgress, or an HTTP request, byte or redirect cap);
+	// the message or request was dropped.
 	ErrLimit int32 = 5
 	// ErrOrder: progress did not increase over the last value reported.
 	ErrOrder int32 = 6
+	// ErrDenied: the operator's policy does not grant what the call
+	// needs; the answer's "error" says what, and the call's error text
+	// tells the operator how to grant it.
+	ErrDenied int32 = 7
+	// ErrNetwork: the request was allowed but failed (no answer, a
+	// timeout, a response over the size limit); the answer says why.
+	ErrNetwork int32 = 8
 )
 
 // Per-call allowances of the host functions. They keep a tool from flooding
@@ -56,4 +66,6 @@ const (
 	MaxLogMessages = 1000
 	MaxLogBytes    = 1 << 20
 	MaxProgress    = 1000
+	// MaxHTTPRequestLen bounds the JSON of one http_request.
+	MaxHTTPRequestLen = 2 << 20
 )

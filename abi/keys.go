@@ -10,7 +10,10 @@ import (
 // object stands. Schemas are not listed: their keywords are the JSON Schema
 // validator's business.
 var fields = map[string][]string{
-	"manifest":    {"abi", "tools", "limits"},
+	"manifest":    {"abi", "tools", "limits", "permissions"},
+	"permissions": {"env", "dirs", "http", "secrets"},
+	"dir":         {"guest", "write"},
+	"http":        {"host", "methods"},
 	"tool":        {"name", "title", "description", "inputSchema", "outputSchema", "annotations", "output"},
 	"annotations": {"title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"},
 	"limits":      {"timeout", "memory", "output"},
@@ -26,6 +29,23 @@ func checkKeys(data []byte) error {
 	if raw, ok := top["limits"]; ok {
 		if _, err := members("limits", raw); err != nil {
 			return err
+		}
+	}
+	if raw, ok := top["permissions"]; ok {
+		perms, err := members("permissions", raw)
+		if err != nil {
+			return err
+		}
+		for kind, field := range map[string]string{"dir": "dirs", "http": "http"} {
+			var items []json.RawMessage
+			if json.Unmarshal(perms[field], &items) != nil {
+				continue
+			}
+			for _, item := range items {
+				if _, err := members(kind, item); err != nil {
+					return fmt.Errorf("permissions.%s: %w", field, err)
+				}
+			}
 		}
 	}
 	var tools []json.RawMessage

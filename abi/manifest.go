@@ -63,6 +63,9 @@ type Manifest struct {
 	// Limits are the module's own, tighter limits. The server clamps them to
 	// its ceilings.
 	Limits Limits `json:"limits,omitzero"`
+	// Permissions are what the module's tools ask for: files, environment,
+	// network, secrets. The operator's policy decides what they get.
+	Permissions *Permissions `json:"permissions,omitempty"`
 }
 
 // Tool describes one tool. Its fields mirror MCP's Tool, plus Output.
@@ -149,6 +152,9 @@ func (m *Manifest) Check() error {
 	}
 	if m.Limits.Timeout < 0 || m.Limits.Memory < 0 || m.Limits.Output < 0 {
 		return errors.New("limits must not be negative")
+	}
+	if m.Permissions != nil {
+		return m.Permissions.Check()
 	}
 	return nil
 }

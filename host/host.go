@@ -15,7 +15,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,7 +29,9 @@ import (
 
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/host/catalog"
+	"github.com/wasmcp/wasmcp/host/egress"
 	"github.com/wasmcp/wasmcp/host/observe"
+	"github.com/wasmcp/wasmcp/host/policy"
 	"github.com/wasmcp/wasmcp/host/sandbox"
 	"github.com/wasmcp/wasmcp/host/schema"
 )
@@ -53,6 +58,22 @@ type Options struct {
 	// hold whatever a user told the model, so they are left out unless an
 	// operator asks.
 	LogArguments bool
+	// Policy grants tools files, environment, network and secrets; nil
+	// grants nothing.
+	Policy *policy.Policy
+	// LookupEnv reads the server's environment for grants that pass a
+	// variable on; nil means os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+}
+
+// EgressLimits bound one call's HTTP requests.
+var EgressLimits = egress.Limits{
+	MaxRequests:     16,
+	MaxRequestBody:  1 << 20,
+	MaxResponseBody: 4 << 20,
+	MaxTotalBytes:   8 << 20,
+	RequestTimeout:  30 * time.Second,
+	MaxRedirects:    5,
 }
 
 // Host runs calls against a catalog, which Reload may replace while calls
@@ -65,6 +86,8 @@ type Host struct {
 	log          *slog.Logger
 	observer     observe.Observer
 	logArgs      bool
+	policy       *policy.Policy
+	lookupEnv    func(string) (string, bool)
 
 	reloadMu sync.Mutex // one reload at a time
 	onChange []func(old, new *catalog.Catalog)
@@ -84,7 +107,12 @@ func New(engine *sandbox.Engine, cat *catalog.Catalog, opts Options) *Host {
 	if obs == nil {
 		obs = observe.Nop{}
 	}
-	h := &Host{engine: engine, slots: make(chan struct{}, n), queueTimeout: opts.QueueTimeout, log: log, observer: obs, logArgs: opts.LogArguments}
+	lookupEnv := opts.LookupEnv
+	if lookupEnv == nil {
+		lookupEnv = os.LookupEnv
+	}
+	h := &Host{engine: engine, slots: make(chan struct{}, n), queueTimeout: opts.QueueTimeout, log: log, observer: obs,
+		logArgs: opts.LogArguments, policy: opts.Policy, lookupEnv: lookupEnv}
 	h.catalog.Store(cat)
 	return h
 }
@@ -197,15 +225,30 @@ func (h *Host) call(ctx context.Context, t *catalog.Tool, args json.RawMessage, 
 		}
 		return errorResult(fmt.Sprintf("%s cannot run: module %s failed to compile: %v", t.Spec.Name, t.Module.Stem, err)), outcome{kind: observe.CompileFailed, queued: queued}
 	}
-	h.log.Debug("run started", "tool", t.Spec.Name)
-	run := prog.Run(ctx, h.engine, sandbox.Run{
+	perm := h.policy.For(t.Module.Stem, t.Module.SHA256, t.Spec.Name, t.Module.Manifest.Permissions, h.lookupEnv)
+	if len(perm.Missing) > 0 {
+		h.log.Warn("permissions not granted", "tool", t.Spec.Name, "missing", perm.Missing)
+	}
+	r := sandbox.Run{
 		Args:     []string{t.Module.Stem, t.Spec.Name},
 		Stdin:    args,
 		Limits:   t.Module.Limits,
 		Reporter: rep,
-	})
+		Env:      perm.Env,
+	}
+	for _, m := range perm.Mounts {
+		r.Mounts = append(r.Mounts, sandbox.Mount{Host: m.Host, Guest: m.Guest, Write: m.Write})
+	}
+	if len(perm.HTTP.Rules) > 0 {
+		r.HTTP = egress.NewClient(perm.HTTP, EgressLimits, net.DefaultResolver)
+	}
+	h.log.Debug("run started", "tool", t.Spec.Name)
+	run := prog.Run(ctx, h.engine, r)
+	if len(run.Denials) > 0 {
+		h.log.Warn("permission denied", "tool", t.Spec.Name, "denied", run.Denials)
+	}
 	if run.Failure != nil {
-		return errorResult(failureText(t.Spec.Name, run)), outcome{kind: string(run.Failure.Kind), peak: run.PeakMemory, queued: queued}
+		return denied(errorResult(failureText(t.Spec.Name, run)), perm.Missing, run.Denials), outcome{kind: string(run.Failure.Kind), peak: run.PeakMemory, queued: queued}
 	}
 	res, err := Result(t, run.Stdout)
 	if err != nil {
@@ -214,6 +257,7 @@ func (h *Host) call(ctx context.Context, t *catalog.Tool, args json.RawMessage, 
 	kind := observe.OK
 	if res.IsError {
 		kind = observe.ToolError
+		res = denied(res, perm.Missing, run.Denials)
 	}
 	return res, outcome{kind: kind, peak: run.PeakMemory, queued: queued}
 }
@@ -364,6 +408,23 @@ func checkOutput(t *catalog.Tool, v any) error {
 		return errors.New(violationText("its structuredContent does not match its outputSchema", violations))
 	}
 	return nil
+}
+
+// denied adds to a failed call's result what permissions it lacked and how
+// an operator grants them: the model can pass that on, where a bare
+// "permission denied" would leave everyone guessing.
+func denied(res *mcp.CallToolResult, missing, denials []string) *mcp.CallToolResult {
+	if len(missing) == 0 && len(denials) == 0 {
+		return res
+	}
+	var b strings.Builder
+	b.WriteString("permissions this call lacked (the server's operator grants them in its policy file):")
+	for _, d := range append(slices.Clone(denials), missing...) {
+		b.WriteString("\n- ")
+		b.WriteString(d)
+	}
+	res.Content = append(res.Content, &mcp.TextContent{Text: b.String()})
+	return res
 }
 
 func errorResult(text string) *mcp.CallToolResult {

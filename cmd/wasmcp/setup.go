@@ -15,6 +15,7 @@ import (
 	"github.com/wasmcp/wasmcp/host"
 	"github.com/wasmcp/wasmcp/host/catalog"
 	"github.com/wasmcp/wasmcp/host/observe"
+	"github.com/wasmcp/wasmcp/host/policy"
 	"github.com/wasmcp/wasmcp/host/sandbox"
 )
 
@@ -30,6 +31,7 @@ type hostFlags struct {
 	logLevel     string
 	logFormat    string
 	logArguments bool
+	policyFile   string
 }
 
 func (f *hostFlags) register(fs *flag.FlagSet) {
@@ -45,6 +47,7 @@ func (f *hostFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fs.BoolVar(&f.logArguments, "log-arguments", false, "add each call's arguments to its log line (they may hold private data)")
+	fs.StringVar(&f.policyFile, "policy", "", "YAML `file` granting tools files, environment, network and secrets (none: tools get none)")
 	addConfigFlag(fs)
 }
 
@@ -129,6 +132,13 @@ func (f *hostFlags) load(ctx context.Context, stderr io.Writer, obs observe.Obse
 		return nil, err
 	}
 	obs.Loaded(len(cat.Modules), len(cat.Errors))
-	h := host.New(engine, cat, host.Options{Concurrency: f.concurrency, QueueTimeout: f.queueTimeout, Logger: log, Observer: obs, LogArguments: f.logArguments})
+	var pol *policy.Policy
+	if f.policyFile != "" {
+		if pol, err = policy.Load(f.policyFile); err != nil {
+			engine.Close(ctx)
+			return nil, err
+		}
+	}
+	h := host.New(engine, cat, host.Options{Concurrency: f.concurrency, QueueTimeout: f.queueTimeout, Logger: log, Observer: obs, LogArguments: f.logArguments, Policy: pol})
 	return &loaded{engine: engine, host: h, log: log, dir: f.tools, catalogOptions: opts}, nil
 }

@@ -32,12 +32,16 @@ type runState struct {
 	logBytes     int
 	progress     int
 	lastProgress float64
+
+	http    HTTPDoer
+	pending []byte   // the last http_request's answer, until http_response takes it
+	denials []string // permissions the guest lacked, for the call's error text
 }
 
 type runStateKey struct{}
 
 func hostFunctionNames() map[string]bool {
-	return map[string]bool{"log": true, "progress": true}
+	return map[string]bool{"log": true, "progress": true, "http_request": true, "http_response": true}
 }
 
 // instantiateHostModule defines the wasmcp host module in the runtime.
@@ -52,6 +56,14 @@ func instantiateHostModule(ctx context.Context, rt wazero.Runtime) error {
 		WithGoModuleFunction(api.GoModuleFunc(hostProgress), []api.ValueType{f64, f64, i32, i32}, []api.ValueType{i32}).
 		WithParameterNames("progress", "total", "msg_ptr", "msg_len").
 		Export("progress").
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(hostHTTPRequest), []api.ValueType{i32, i32, i32}, []api.ValueType{i32}).
+		WithParameterNames("req_ptr", "req_len", "resp_len_ptr").
+		Export("http_request").
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(hostHTTPResponse), []api.ValueType{i32, i32}, []api.ValueType{i32}).
+		WithParameterNames("buf_ptr", "buf_len").
+		Export("http_response").
 		Instantiate(ctx)
 	return err
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
+	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
 
@@ -174,6 +175,12 @@ type Run struct {
 	Limits Limits
 	// Reporter receives the guest's log and progress calls; nil drops them.
 	Reporter Reporter
+	// Env is the guest's whole environment.
+	Env map[string]string
+	// Mounts are the only directories the guest sees.
+	Mounts []Mount
+	// HTTP makes the guest's wasmcp.http_request calls; nil refuses them.
+	HTTP HTTPDoer
 }
 
 // Outcome is what a run produced.
@@ -184,6 +191,8 @@ type Outcome struct {
 	// PeakMemory is the largest linear memory the instance had, in bytes.
 	PeakMemory int64
 	Duration   time.Duration
+	// Denials are the permissions the guest tried to use and lacked.
+	Denials []string
 }
 
 var (
@@ -217,7 +226,9 @@ func (c *Compiled) Run(ctx context.Context, e *Engine, r Run) (out Outcome) {
 	runCtx, cancelTimeout := context.WithTimeoutCause(runCtx, r.Limits.Timeout, errTimeLimit)
 	defer cancelTimeout()
 	runCtx = experimental.WithMemoryAllocator(runCtx, mem)
-	runCtx = context.WithValue(runCtx, runStateKey{}, &runState{reporter: r.Reporter, lastProgress: math.Inf(-1)})
+	state := &runState{reporter: r.Reporter, lastProgress: math.Inf(-1), http: r.HTTP}
+	runCtx = context.WithValue(runCtx, runStateKey{}, state)
+	defer func() { out.Denials = state.denials }()
 
 	stdout := &cappedBuffer{limit: r.Limits.Output, onFull: func() { cancel(errStdoutLimit) }}
 	stderr := &cappedBuffer{limit: r.Limits.Output, onFull: func() { cancel(errStderrLimit) }}
@@ -232,6 +243,21 @@ func (c *Compiled) Run(ctx context.Context, e *Engine, r Run) (out Outcome) {
 		WithNanosleep(sleeper(runCtx)).
 		WithRandSource(rand.Reader).
 		WithStartFunctions("_start")
+	for k, v := range r.Env {
+		cfg = cfg.WithEnv(k, v)
+	}
+	if len(r.Mounts) > 0 {
+		fsc := wazero.NewFSConfig().(sysfs.FSConfig)
+		for _, m := range r.Mounts {
+			cfs, err := newConfinedFS(m)
+			if err != nil {
+				return Outcome{Failure: &Failure{Kind: Internal, Detail: fmt.Sprintf("the directory granted at %s cannot be opened: %v", m.Guest, err)}}
+			}
+			defer cfs.root.Close()
+			fsc = fsc.WithSysFSMount(cfs, m.Guest).(sysfs.FSConfig)
+		}
+		cfg = cfg.WithFSConfig(fsc.(wazero.FSConfig))
+	}
 
 	mod, err := e.rt.InstantiateModule(runCtx, c.cm, cfg)
 	if mod != nil {

@@ -7,4 +7,7 @@ package guest
 var (
 	hostLog      = func(level int32, msg string) int32 { return 0 }
 	hostProgress = func(progress, total float64, msg string) int32 { return 0 }
+	hostHTTP     = func(req []byte) (int32, []byte) {
+		return 7, []byte(`{"error":"no wasmcp host: HTTP needs the tool to run under wasmcp"}`)
+	}
 )

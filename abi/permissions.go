@@ -1,0 +1,101 @@
+package abi
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+)
+
+// Permissions are what a module asks to be given. Asking grants nothing:
+// a tool gets only what the operator's policy grants as well (see
+// docs/abi.md, "Permissions").
+type Permissions struct {
+	// Env names environment variables the tool reads.
+	Env []string `json:"env,omitempty"`
+	// Dirs are directories the tool expects at guest paths.
+	Dirs []DirRequest `json:"dirs,omitempty"`
+	// HTTP are hosts the tool sends requests to, through wasmcp.http_request.
+	HTTP []HTTPRequest `json:"http,omitempty"`
+	// Secrets name secrets the host should attach to the tool's requests.
+	Secrets []string `json:"secrets,omitempty"`
+}
+
+// DirRequest asks for a directory at a guest path.
+type DirRequest struct {
+	Guest string `json:"guest"`
+	Write bool   `json:"write,omitempty"`
+}
+
+// HTTPRequest asks to reach a host ("api.example.com" or
+// "*.example.com") with some methods (none listed: GET and HEAD).
+type HTTPRequest struct {
+	Host    string   `json:"host"`
+	Methods []string `json:"methods,omitempty"`
+}
+
+var (
+	envName    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+	secretName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
+	hostLabel  = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+	methodName = regexp.MustCompile(`^[A-Z]{1,16}$`)
+)
+
+// Check reports the first malformed request.
+func (p *Permissions) Check() error {
+	for _, e := range p.Env {
+		if !envName.MatchString(e) {
+			return fmt.Errorf("permissions.env: %q is not a variable name", e)
+		}
+	}
+	seen := map[string]bool{}
+	for _, d := range p.Dirs {
+		if err := CheckGuestPath(d.Guest); err != nil {
+			return fmt.Errorf("permissions.dirs: %w", err)
+		}
+		if seen[d.Guest] {
+			return fmt.Errorf("permissions.dirs: %q is asked for twice", d.Guest)
+		}
+		seen[d.Guest] = true
+	}
+	for _, h := range p.HTTP {
+		if err := CheckHostPattern(h.Host); err != nil {
+			return fmt.Errorf("permissions.http: %w", err)
+		}
+		for _, m := range h.Methods {
+			if !methodName.MatchString(m) {
+				return fmt.Errorf("permissions.http: method %q must be an upper-case HTTP method", m)
+			}
+		}
+	}
+	for _, s := range p.Secrets {
+		if !secretName.MatchString(s) {
+			return fmt.Errorf("permissions.secrets: %q must match %s", s, secretName)
+		}
+	}
+	return nil
+}
+
+// CheckGuestPath requires an absolute, clean path other than "/".
+func CheckGuestPath(p string) error {
+	if !strings.HasPrefix(p, "/") || path.Clean(p) != p || p == "/" {
+		return fmt.Errorf("guest path %q must be absolute, clean and not /", p)
+	}
+	return nil
+}
+
+// CheckHostPattern accepts a lower-case host name, optionally "*." and a
+// name (any subdomain of it).
+func CheckHostPattern(h string) error {
+	name := strings.TrimPrefix(h, "*.")
+	if name == "" || len(name) > 253 {
+		return errors.New("a host pattern must be a host name, or *. and a host name")
+	}
+	for _, label := range strings.Split(name, ".") {
+		if !hostLabel.MatchString(label) {
+			return fmt.Errorf("host pattern %q: %q is not a lower-case host name label", h, label)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,715 @@
+package egress
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Rule grants requests to hosts matching Host.
+type Rule struct {
+	// Host is "api.example.com", "*.example.com" (any subdomain, not the
+	// apex) or an IP address. It is matched exactly and case-insensitively,
+	// and carries no port.
+	Host string
+	// Ports are allowed besides the scheme's default port (80 for http,
+	// 443 for https), which is always allowed.
+	Ports []int
+	// Methods are the allowed methods, upper case; none means GET and HEAD.
+	Methods []string
+	// Schemes are "http" and "https"; none means https only.
+	Schemes []string
+	// AllowPrivate lets requests reach private, loopback, link-local,
+	// CGNAT, unique-local, multicast, unspecified, reserved and cloud
+	// metadata addresses (169.254.169.254, fd00:ec2::254, …). Without it
+	// they are refused when a connection is made, even though the host
+	// matches.
+	AllowPrivate bool
+}
+
+// Secret is a value the host adds to requests; the guest only names it.
+type Secret struct {
+	Value string
+	// Header is the header the secret is sent in, e.g. "Authorization".
+	Header string
+	// Format is the header's value, with {} replaced by Value, e.g.
+	// "Bearer {}"; empty means "{}".
+	Format string
+	// Hosts are the host patterns (the syntax of Rule.Host) the secret may
+	// be sent to. It is added to each request, redirects included, whose
+	// host matches, and to no other.
+	Hosts []string
+}
+
+// Grant is everything one call may reach.
+type Grant struct {
+	Rules   []Rule
+	Secrets map[string]Secret
+}
+
+// Limits bound one Client, that is one tool call. A zero field takes its
+// value from DefaultLimits.
+type Limits struct {
+	// MaxRequests counts requests sent, each redirect hop included.
+	MaxRequests int
+	// MaxRequestBody bounds one request's body.
+	MaxRequestBody int64
+	// MaxResponseBody bounds one response's body. A longer body is an
+	// error, never silently cut short.
+	MaxResponseBody int64
+	// MaxTotalBytes bounds request and response bodies together, over the
+	// whole call. A body re-sent on a 307 or 308 redirect counts again.
+	MaxTotalBytes int64
+	// RequestTimeout bounds one Do, its redirects and the reading of its
+	// body included. The caller's context may end it sooner.
+	RequestTimeout time.Duration
+	// MaxRedirects is how many redirects one Do follows; past it Do fails.
+	// A negative value follows none: the 3xx response is returned as it is.
+	MaxRedirects int
+}
+
+// DefaultLimits are the limits a zero Limits field stands for.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxRequests:     16,
+		MaxRequestBody:  1 << 20,
+		MaxResponseBody: 4 << 20,
+		MaxTotalBytes:   16 << 20,
+		RequestTimeout:  30 * time.Second,
+		MaxRedirects:    5,
+	}
+}
+
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
+	if l.MaxRequests <= 0 {
+		l.MaxRequests = d.MaxRequests
+	}
+	if l.MaxRequestBody <= 0 {
+		l.MaxRequestBody = d.MaxRequestBody
+	}
+	if l.MaxResponseBody <= 0 {
+		l.MaxResponseBody = d.MaxResponseBody
+	}
+	if l.MaxTotalBytes <= 0 {
+		l.MaxTotalBytes = d.MaxTotalBytes
+	}
+	if l.RequestTimeout <= 0 {
+		l.RequestTimeout = d.RequestTimeout
+	}
+	if l.MaxRedirects == 0 {
+		l.MaxRedirects = d.MaxRedirects
+	}
+	return l
+}
+
+// Request is what a guest asks for.
+type Request struct {
+	// Method defaults to GET; it is upper-cased.
+	Method string
+	// URL is absolute, http or https, without user information.
+	URL string
+	// Header holds the guest's headers. Host, Content-Length,
+	// Transfer-Encoding, Connection, Keep-Alive, Upgrade, TE, Trailer,
+	// Proxy-* and the header of the named secret are refused.
+	Header map[string]string
+	Body   []byte
+	// Secret optionally names a secret of the grant to attach.
+	Secret string
+}
+
+// Response is what the guest gets back.
+type Response struct {
+	Status int
+	// Header holds the first value of each header, by canonical name.
+	Header map[string]string
+	Body   []byte
+}
+
+// Denied is returned when a grant does not cover a request. Permission
+// names what is missing in words an operator can act on, e.g.
+// `http host "api.example.com" (method POST)`, `private address 10.0.0.5
+// for host "internal.test"`, `secret "weather_key" for host "evil.test"`.
+type Denied struct{ Permission string }
+
+func (d *Denied) Error() string { return "egress: not permitted: " + d.Permission }
+
+// LimitError is returned when a request would pass one of the Limits.
+// Limit says which, e.g. "request count limit (16) reached for this call".
+type LimitError struct{ Limit string }
+
+func (e *LimitError) Error() string { return "egress: " + e.Limit }
+
+// ErrInvalid is wrapped by the errors for requests that are malformed
+// whatever the grant: a relative URL, a reserved header, a bad method.
+var ErrInvalid = errors.New("invalid request")
+
+func invalidf(format string, args ...any) error {
+	return fmt.Errorf("egress: %w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+}
+
+// Resolver looks up addresses; tests substitute one. net.DefaultResolver
+// satisfies it.
+type Resolver interface {
+	LookupIPAddr(ctx context.Context, host string) ([]net.IPAddr, error)
+}
+
+// Client makes one tool call's requests. It is safe for concurrent use.
+// It keeps no connection open between requests, so it needs no closing.
+type Client struct {
+	rules     []rule
+	secrets   map[string]*secret
+	redact    []string // every secret value, longest first
+	lim       Limits
+	resolver  Resolver
+	transport *http.Transport
+
+	mu       sync.Mutex
+	requests int
+	bytes    int64
+}
+
+type rule struct {
+	pat          pattern
+	ports        []int
+	methods      []string
+	schemes      []string
+	allowPrivate bool
+}
+
+type secret struct {
+	name    string
+	header  string // canonical
+	value   string // the header's value: Format with Value in it
+	raw     string // Value
+	hosts   []pattern
+	problem string // why it cannot be sent, if it cannot
+}
+
+func (s *secret) matches(t *target) bool {
+	return slices.ContainsFunc(s.hosts, func(p pattern) bool { return p.match(t) })
+}
+
+// NewClient returns a client for one call. Rules and secrets that do not
+// parse (see Grant.Validate) match nothing. A nil Resolver means
+// net.DefaultResolver.
+func NewClient(g Grant, lim Limits, r Resolver) *Client {
+	if r == nil {
+		r = net.DefaultResolver
+	}
+	c := &Client{lim: lim.withDefaults(), resolver: r, secrets: map[string]*secret{}}
+	for _, gr := range g.Rules {
+		p, err := parsePattern(gr.Host)
+		if err != nil {
+			continue
+		}
+		ru := rule{pat: p, ports: gr.Ports, allowPrivate: gr.AllowPrivate}
+		for _, m := range orDefault(gr.Methods, http.MethodGet, http.MethodHead) {
+			ru.methods = append(ru.methods, strings.ToUpper(strings.TrimSpace(m)))
+		}
+		for _, s := range orDefault(gr.Schemes, "https") {
+			ru.schemes = append(ru.schemes, strings.ToLower(strings.TrimSpace(s)))
+		}
+		c.rules = append(c.rules, ru)
+	}
+	for name, s := range g.Secrets {
+		sc := &secret{
+			name:    name,
+			header:  http.CanonicalHeaderKey(strings.TrimSpace(s.Header)),
+			value:   strings.ReplaceAll(cmp.Or(s.Format, "{}"), "{}", s.Value),
+			raw:     s.Value,
+			problem: secretProblem(s),
+		}
+		for _, h := range s.Hosts {
+			if p, err := parsePattern(h); err == nil {
+				sc.hosts = append(sc.hosts, p)
+			}
+		}
+		c.secrets[name] = sc
+		if s.Value != "" {
+			c.redact = append(c.redact, s.Value)
+		}
+	}
+	slices.SortFunc(c.redact, func(a, b string) int { return len(b) - len(a) })
+	protocols := new(http.Protocols)
+	protocols.SetHTTP1(true)
+	c.transport = &http.Transport{
+		Proxy:                  nil, // never a proxy, from the environment or otherwise
+		DialContext:            c.dialContext,
+		TLSClientConfig:        &tls.Config{MinVersion: tls.VersionTLS12},
+		TLSHandshakeTimeout:    10 * time.Second,
+		DisableKeepAlives:      true,
+		MaxResponseHeaderBytes: 64 << 10,
+		ExpectContinueTimeout:  time.Second,
+		Protocols:              protocols,
+	}
+	return c
+}
+
+func orDefault(s []string, def ...string) []string {
+	if len(s) == 0 {
+		return def
+	}
+	return s
+}
+
+// secretProblem says why a secret cannot be sent, or "". It never quotes
+// the value.
+func secretProblem(s Secret) string {
+	header := strings.TrimSpace(s.Header)
+	switch {
+	case s.Value == "":
+		return "its value is empty"
+	case !validToken(header):
+		return fmt.Sprintf("header %q is not a header name", s.Header)
+	case reservedHeader(http.CanonicalHeaderKey(header)):
+		return fmt.Sprintf("header %s is set by the host", http.CanonicalHeaderKey(header))
+	case s.Format != "" && !strings.Contains(s.Format, "{}"):
+		return "its format has no {} for the value"
+	case !validHeaderValue(strings.ReplaceAll(cmp.Or(s.Format, "{}"), "{}", s.Value)):
+		return "its value or format holds control characters (a line break?)"
+	case len(s.Hosts) == 0:
+		return "it names no hosts"
+	}
+	return ""
+}
+
+// Validate reports every rule and secret that NewClient would ignore or
+// refuse to send, so that a configuration can be checked when it loads.
+// Its errors never contain a secret's value.
+func (g Grant) Validate() error {
+	var errs []error
+	for i, r := range g.Rules {
+		if _, err := parsePattern(r.Host); err != nil {
+			errs = append(errs, fmt.Errorf("http rule %d: %w", i+1, err))
+		}
+		for _, p := range r.Ports {
+			if p < 1 || p > 65535 {
+				errs = append(errs, fmt.Errorf("http rule %d (%s): port %d is not a port", i+1, r.Host, p))
+			}
+		}
+		for _, m := range r.Methods {
+			if !validToken(m) {
+				errs = append(errs, fmt.Errorf("http rule %d (%s): method %q is not a method", i+1, r.Host, m))
+			}
+		}
+		for _, s := range r.Schemes {
+			if s := strings.ToLower(strings.TrimSpace(s)); s != "http" && s != "https" {
+				errs = append(errs, fmt.Errorf("http rule %d (%s): scheme %q is not http or https", i+1, r.Host, s))
+			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(g.Secrets)) {
+		s := g.Secrets[name]
+		if p := secretProblem(s); p != "" {
+			errs = append(errs, fmt.Errorf("secret %q: %s", name, p))
+		}
+		for _, h := range s.Hosts {
+			if _, err := parsePattern(h); err != nil {
+				errs = append(errs, fmt.Errorf("secret %q: %w", name, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// allow checks a request against the rules, before any connection, and
+// says whether the address check may let private addresses through.
+func (c *Client) allow(method string, t *target) (allowPrivate bool, err error) {
+	var host, scheme, port, ok bool
+	for _, r := range c.rules {
+		if !r.pat.match(t) {
+			continue
+		}
+		host = true
+		if !slices.Contains(r.schemes, t.scheme) {
+			continue
+		}
+		scheme = true
+		if t.port != defaultPort(t.scheme) && !slices.Contains(r.ports, t.port) {
+			continue
+		}
+		port = true
+		if !slices.Contains(r.methods, method) {
+			continue
+		}
+		ok = true
+		allowPrivate = allowPrivate || r.allowPrivate
+	}
+	perm := "http host " + quote(t.host)
+	switch {
+	case ok:
+		return allowPrivate, nil
+	case !host:
+		return false, &Denied{Permission: perm}
+	case !scheme:
+		return false, &Denied{Permission: perm + " (scheme " + t.scheme + ")"}
+	case !port:
+		return false, &Denied{Permission: fmt.Sprintf("%s (port %d)", perm, t.port)}
+	default:
+		return false, &Denied{Permission: perm + " (method " + method + ")"}
+	}
+}
+
+// maxURLLen caps a request URL.
+const maxURLLen = 8 << 10
+
+// redactedText replaces a secret's value wherever one would show.
+const redactedText = "[redacted]"
+
+// Do makes a request and follows its redirects, each checked as the first
+// one is. Policy refusals are *Denied, passed limits *LimitError, malformed
+// requests wrap ErrInvalid, and other errors are network failures, wrapped
+// with the method and URL (without its query). No error, and no response,
+// contains a secret's value.
+func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
+	resp, err := c.do(ctx, req)
+	if err != nil {
+		return nil, c.scrubError(err)
+	}
+	return resp, nil
+}
+
+func (c *Client) do(parent context.Context, req Request) (*Response, error) {
+	method, err := checkMethod(req.Method)
+	if err != nil {
+		return nil, err
+	}
+	if len(req.URL) > maxURLLen {
+		return nil, invalidf("URL is longer than %d bytes", maxURLLen)
+	}
+	u, err := url.Parse(req.URL)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, invalidf("URL %q: %v", req.URL, err)
+	}
+	t, err := checkURL(u)
+	if err != nil {
+		return nil, err
+	}
+	var sec *secret
+	if req.Secret != "" {
+		if sec = c.secrets[req.Secret]; sec == nil {
+			return nil, &Denied{Permission: "secret " + quote(req.Secret)}
+		}
+	}
+	var secretHeader string
+	if sec != nil {
+		secretHeader = sec.header
+	}
+	hdr, err := guestHeaders(req.Header, req.Secret, secretHeader)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(req.Body)) > c.lim.MaxRequestBody {
+		return nil, &LimitError{Limit: fmt.Sprintf("request body of %d bytes is over the limit (%d bytes)", len(req.Body), c.lim.MaxRequestBody)}
+	}
+	allowPrivate, err := c.allow(method, t)
+	if err != nil {
+		return nil, err
+	}
+	if sec != nil {
+		if !sec.matches(t) {
+			return nil, &Denied{Permission: "secret " + quote(sec.name) + " for host " + quote(t.host)}
+		}
+		if sec.problem != "" {
+			return nil, fmt.Errorf("egress: secret %q cannot be sent: %s", sec.name, sec.problem)
+		}
+	}
+
+	ctx, cancel := context.WithTimeout(parent, c.lim.RequestTimeout)
+	defer cancel()
+	body := req.Body
+	sentSecret, sawHTTPS := false, false
+	for redirects := 0; ; redirects++ {
+		if err := c.reserve(int64(len(body))); err != nil {
+			return nil, err
+		}
+		hopCtx := context.WithValue(ctx, hopKey{}, &hop{host: t.host, allowPrivate: allowPrivate})
+		hreq, err := http.NewRequestWithContext(hopCtx, method, t.u.String(), bytes.NewReader(body))
+		if err != nil {
+			return nil, fmt.Errorf("egress: %s %s: %w", method, t, err)
+		}
+		// Headers are built afresh on every hop: the secret is added only
+		// where this hop's host matches it, and never over http once the
+		// chain has used https.
+		hreq.Header = hdr.Clone()
+		if hreq.Header.Get("User-Agent") == "" {
+			hreq.Header.Set("User-Agent", "wasmcp")
+		}
+		sawHTTPS = sawHTTPS || t.scheme == "https"
+		if sec != nil && sec.matches(t) && !(sawHTTPS && t.scheme == "http") {
+			hreq.Header.Set(sec.header, sec.value)
+			sentSecret = true
+		}
+		res, err := c.transport.RoundTrip(hreq)
+		if err != nil {
+			return nil, c.requestError(parent, ctx, method, t, err)
+		}
+		loc := res.Header.Get("Location")
+		if c.lim.MaxRedirects < 0 || loc == "" || !isRedirect(res.StatusCode) {
+			var scrub *secret
+			if sentSecret {
+				scrub = sec
+			}
+			return c.readResponse(parent, ctx, res, method, t, scrub)
+		}
+		res.Body.Close()
+		if redirects >= c.lim.MaxRedirects {
+			return nil, &LimitError{Limit: fmt.Sprintf("redirect limit (%d) reached", c.lim.MaxRedirects)}
+		}
+		next, err := t.u.Parse(loc)
+		if err != nil {
+			return nil, fmt.Errorf("egress: %s %s: redirected to a Location that is not a URL", method, t)
+		}
+		nt, err := checkURL(next)
+		if err != nil {
+			// The server's doing, not the guest's: not ErrInvalid.
+			return nil, fmt.Errorf("egress: %s %s: redirect cannot be followed: %v", method, t, err)
+		}
+		if res.StatusCode <= 303 && method != http.MethodGet && method != http.MethodHead {
+			method, body = http.MethodGet, nil
+			hdr.Del("Content-Type")
+			hdr.Del("Content-Encoding")
+		}
+		if nt.origin() != t.origin() {
+			// As Go's client does: the guest's own credentials stay with
+			// the origin they were meant for.
+			hdr.Del("Authorization")
+			hdr.Del("Cookie")
+		}
+		if allowPrivate, err = c.allow(method, nt); err != nil {
+			return nil, err
+		}
+		t = nt
+	}
+}
+
+func isRedirect(status int) bool {
+	switch status {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
+		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return true
+	}
+	return false
+}
+
+// reserve counts a request and its body against the limits.
+func (c *Client) reserve(body int64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.requests >= c.lim.MaxRequests {
+		return &LimitError{Limit: fmt.Sprintf("request count limit (%d) reached for this call", c.lim.MaxRequests)}
+	}
+	if c.bytes+body > c.lim.MaxTotalBytes {
+		return c.totalLimit()
+	}
+	c.requests++
+	c.bytes += body
+	return nil
+}
+
+func (c *Client) totalLimit() error {
+	return &LimitError{Limit: fmt.Sprintf("total bytes limit (%d) reached for this call", c.lim.MaxTotalBytes)}
+}
+
+func (c *Client) readResponse(parent, ctx context.Context, res *http.Response, method string, t *target, sec *secret) (*Response, error) {
+	defer res.Body.Close()
+	max := c.lim.MaxResponseBody
+	tooLong := &LimitError{Limit: fmt.Sprintf("response body is over the limit (%d bytes)", max)}
+	if method != http.MethodHead && res.ContentLength > max { // HEAD's Content-Length describes a body never sent
+		return nil, tooLong
+	}
+	c.mu.Lock()
+	room := c.lim.MaxTotalBytes - c.bytes
+	c.mu.Unlock()
+	limit := min(max, room)
+	data, err := io.ReadAll(io.LimitReader(res.Body, limit+1))
+	c.mu.Lock()
+	c.bytes += int64(len(data))
+	over := c.bytes > c.lim.MaxTotalBytes
+	c.mu.Unlock()
+	switch {
+	case err != nil:
+		return nil, c.requestError(parent, ctx, method, t, fmt.Errorf("reading the response body: %w", err))
+	case int64(len(data)) > max:
+		return nil, tooLong
+	case over:
+		return nil, c.totalLimit()
+	}
+	out := &Response{Status: res.StatusCode, Header: make(map[string]string, len(res.Header)), Body: data}
+	for k, v := range res.Header {
+		if len(v) > 0 {
+			out.Header[k] = v[0]
+		}
+	}
+	if sec != nil && sec.raw != "" {
+		// A server that echoes the request (httpbin's /headers, a TRACE
+		// lookalike, an error page) would hand the guest the secret. This
+		// catches it verbatim; an encoded copy would get through.
+		for k, v := range out.Header {
+			out.Header[k] = strings.ReplaceAll(v, sec.raw, redactedText)
+		}
+		out.Body = bytes.ReplaceAll(out.Body, []byte(sec.raw), []byte(redactedText))
+	}
+	return out, nil
+}
+
+// requestError explains a failed round trip. parent is the caller's
+// context, ctx the one with the request timeout.
+func (c *Client) requestError(parent, ctx context.Context, method string, t *target, err error) error {
+	var d *Denied
+	switch {
+	case errors.As(err, &d):
+		return d
+	case parent.Err() != nil:
+		return fmt.Errorf("egress: %s %s: the call ended: %w", method, t, context.Cause(parent))
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return fmt.Errorf("egress: %s %s: no complete answer within %s: %w", method, t, c.lim.RequestTimeout, context.DeadlineExceeded)
+	}
+	return fmt.Errorf("egress: %s %s: %w", method, t, err)
+}
+
+// scrubError makes sure no secret value leaves in an error. Such a value
+// could only come from a server (a Location header echoing the secret, say),
+// but an error is shown to the guest and logged, so it is checked anyway.
+func (c *Client) scrubError(err error) error {
+	msg := err.Error()
+	found := false
+	for _, v := range c.redact {
+		if strings.Contains(msg, v) {
+			found = true
+			msg = strings.ReplaceAll(msg, v, redactedText)
+		}
+	}
+	if !found {
+		return err
+	}
+	var d *Denied
+	if errors.As(err, &d) {
+		perm := d.Permission
+		for _, v := range c.redact {
+			perm = strings.ReplaceAll(perm, v, redactedText)
+		}
+		return &Denied{Permission: perm}
+	}
+	var le *LimitError
+	if errors.As(err, &le) {
+		return &LimitError{Limit: strings.TrimPrefix(msg, "egress: ")}
+	}
+	s := &scrubbed{msg: msg}
+	for _, kind := range []error{ErrInvalid, context.DeadlineExceeded, context.Canceled} {
+		if errors.Is(err, kind) {
+			s.kind = kind
+			break
+		}
+	}
+	return s
+}
+
+// scrubbed is an error whose text had a secret taken out. It unwraps only
+// to its kind, never to the original error, which still holds the secret.
+type scrubbed struct {
+	msg  string
+	kind error
+}
+
+func (s *scrubbed) Error() string { return s.msg }
+func (s *scrubbed) Unwrap() error { return s.kind }
+
+// hop is what the dialer needs to know about the request it connects for.
+type hop struct {
+	host         string
+	allowPrivate bool
+}
+
+type hopKey struct{}
+
+// dialContext resolves the host with the Resolver, refuses the connection
+// if any address is not allowed, and dials the checked addresses
+// themselves, so the name is never resolved again between check and
+// connect. The dialer's Control checks the socket's address once more.
+func (c *Client) dialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	h, _ := ctx.Value(hopKey{}).(*hop)
+	if h == nil {
+		return nil, errors.New("egress: a connection without a checked request")
+	}
+	switch network {
+	case "tcp", "tcp4", "tcp6":
+	default:
+		return nil, fmt.Errorf("egress: network %q is not supported", network)
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	if !strings.EqualFold(host, h.host) {
+		return nil, fmt.Errorf("egress: connection to %q for a request to %q", host, h.host)
+	}
+	addrs, err := c.resolve(ctx, host)
+	if err != nil {
+		return nil, err
+	}
+	if !h.allowPrivate {
+		for _, a := range addrs {
+			if isPrivate(a) {
+				return nil, privateDenied(a, host)
+			}
+		}
+	}
+	d := net.Dialer{Timeout: c.lim.RequestTimeout, Control: controlFor(host, h.allowPrivate)}
+	var first error
+	for _, a := range addrs {
+		conn, err := d.DialContext(ctx, network, net.JoinHostPort(a.String(), port))
+		if err == nil {
+			return conn, nil
+		}
+		first = cmp.Or(first, err)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, first
+}
+
+func (c *Client) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
+	if a, err := netip.ParseAddr(host); err == nil {
+		return []netip.Addr{a.Unmap()}, nil
+	}
+	ips, err := c.resolver.LookupIPAddr(ctx, host)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]netip.Addr, 0, len(ips))
+	for _, ip := range ips {
+		a, ok := netip.AddrFromSlice(ip.IP)
+		if !ok {
+			return nil, fmt.Errorf("lookup %s: an address that is not an IP address", host)
+		}
+		a = a.Unmap()
+		if ip.Zone != "" && a.Is6() {
+			a = a.WithZone(ip.Zone)
+		}
+		out = append(out, a)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("lookup %s: no addresses", host)
+	}
+	return out, nil
+}

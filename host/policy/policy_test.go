@@ -1,0 +1,159 @@
+package policy
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/wasmcp/wasmcp/abi"
+)
+
+const sha = "9f2c0000000000000000000000000000000000000000000000000000000000aa"
+
+func load(t *testing.T, src string) *Policy {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+var env = map[string]string{"HOST_REGION": "eu-west", "WEATHER_KEY": "s3cr3t-value"}
+
+func lookup(k string) (string, bool) { v, ok := env[k]; return v, ok }
+
+const full = `
+modules:
+  weather:
+    sha256: ` + sha + `
+    env:
+      UNITS: metric
+      REGION: {from: HOST_REGION}
+      MISSING: {from: NOT_SET}
+    dirs:
+      /data: {host: /srv/data}
+      /out: {host: /srv/out, write: true}
+    http:
+      - host: api.weather.test
+        methods: [GET, POST]
+      - host: "*.maps.test"
+    secrets:
+      key: {from: WEATHER_KEY, header: Authorization, format: "Bearer {}", hosts: [api.weather.test]}
+    tools:
+      forecast:
+        env:
+          EXTRA: "1"
+`
+
+func TestEffectiveIsTheIntersection(t *testing.T) {
+	p := load(t, full)
+	asked := &abi.Permissions{
+		Env:     []string{"UNITS", "REGION", "MISSING", "EXTRA", "HOME"},
+		Dirs:    []abi.DirRequest{{Guest: "/data", Write: true}, {Guest: "/out", Write: true}, {Guest: "/etc"}},
+		HTTP:    []abi.HTTPRequest{{Host: "api.weather.test", Methods: []string{"POST", "DELETE"}}, {Host: "tiles.maps.test"}, {Host: "evil.test"}},
+		Secrets: []string{"key", "other"},
+	}
+	eff := p.For("weather", sha, "current", asked, lookup)
+	if eff.Env["UNITS"] != "metric" || eff.Env["REGION"] != "eu-west" || len(eff.Env) != 2 {
+		t.Errorf("env = %v; want UNITS and REGION only (EXTRA is for another tool, HOME never granted)", eff.Env)
+	}
+	wantMounts := []Mount{{Host: "/srv/data", Guest: "/data"}, {Host: "/srv/out", Guest: "/out", Write: true}}
+	if !slices.Equal(eff.Mounts, wantMounts) {
+		t.Errorf("mounts = %+v; want %+v (/data read-only as granted)", eff.Mounts, wantMounts)
+	}
+	if len(eff.HTTP.Rules) != 2 || eff.HTTP.Rules[0].Host != "api.weather.test" || !slices.Equal(eff.HTTP.Rules[0].Methods, []string{"POST"}) ||
+		eff.HTTP.Rules[1].Host != "tiles.maps.test" || !slices.Equal(eff.HTTP.Rules[1].Methods, []string{"GET", "HEAD"}) {
+		t.Errorf("http rules = %+v", eff.HTTP.Rules)
+	}
+	if s, ok := eff.HTTP.Secrets["key"]; !ok || s.Value != "s3cr3t-value" || len(eff.HTTP.Secrets) != 1 {
+		t.Errorf("secrets = %+v", eff.HTTP.Secrets)
+	}
+	missing := strings.Join(eff.Missing, "\n")
+	for _, want := range []string{"MISSING", "NOT_SET", "EXTRA", "HOME", "write access to /data", "/etc", "evil.test", "secret other"} {
+		if !strings.Contains(missing, want) {
+			t.Errorf("missing does not mention %q:\n%s", want, missing)
+		}
+	}
+	if strings.Contains(missing, "s3cr3t") {
+		t.Error("a secret value appears in the missing list")
+	}
+
+	eff = p.For("weather", sha, "forecast", asked, lookup)
+	if eff.Env["EXTRA"] != "1" {
+		t.Errorf("a tool's own grant was not applied: %v", eff.Env)
+	}
+}
+
+func TestGrantsArePinnedToTheModule(t *testing.T) {
+	p := load(t, full)
+	asked := &abi.Permissions{Env: []string{"UNITS"}, HTTP: []abi.HTTPRequest{{Host: "api.weather.test"}}}
+	eff := p.For("weather", strings.Replace(sha, "9f", "00", 1), "current", asked, lookup)
+	if len(eff.Env) != 0 || len(eff.HTTP.Rules) != 0 {
+		t.Fatalf("a changed module kept its grants: %+v", eff)
+	}
+	if len(eff.Missing) != 2 || !strings.Contains(eff.Missing[0], "wasmcp policy approve") {
+		t.Errorf("missing = %q; want each request, with how to approve", eff.Missing)
+	}
+	if eff := (*Policy)(nil).For("weather", sha, "t", asked, lookup); len(eff.Missing) != 2 || len(eff.Env) != 0 {
+		t.Errorf("no policy: %+v", eff)
+	}
+}
+
+func TestLoadRefuses(t *testing.T) {
+	for name, src := range map[string]string{
+		"unknown key":          "modules:\n  m:\n    sha256: x\n    envs: {A: b}\n",
+		"relative dir":         "modules:\n  m:\n    dirs:\n      /d: {host: relative}\n",
+		"bad guest path":       "modules:\n  m:\n    dirs:\n      d: {host: /x}\n",
+		"bad host":             "modules:\n  m:\n    http:\n      - host: \"http://x\"\n",
+		"secret without hosts": "modules:\n  m:\n    secrets:\n      k: {from: K, header: Authorization}\n",
+		"secret two sources":   "modules:\n  m:\n    secrets:\n      k: {from: K, file: /f, header: A, hosts: [a.test]}\n",
+		"not yaml":             "modules: [",
+	} {
+		path := filepath.Join(t.TempDir(), "p.yaml")
+		os.WriteFile(path, []byte(src), 0o600)
+		if _, err := Load(path); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+func TestApprovePinsAndKeepsComments(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "policy.yaml")
+	src := "# grants for the weather tools\nmodules:\n  weather:\n    sha256: old\n    env:\n      UNITS: metric # always metric\n"
+	os.WriteFile(path, []byte(src), 0o600)
+	if err := Approve(path, "weather", sha); err != nil {
+		t.Fatal(err)
+	}
+	if err := Approve(path, "newcomer", sha); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	out := string(b)
+	for _, want := range []string{"# grants for the weather tools", "# always metric", "sha256: " + sha, "newcomer:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("approved policy lacks %q:\n%s", want, out)
+		}
+	}
+	p, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Modules["weather"].SHA256 != sha || p.Modules["weather"].Env["UNITS"].Value != "metric" {
+		t.Errorf("after approval: %+v", p.Modules["weather"])
+	}
+	// Approving where there is no policy yet creates one.
+	fresh := filepath.Join(t.TempDir(), "new.yaml")
+	if err := Approve(fresh, "m", sha); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := Load(fresh); err != nil || p.Modules["m"].SHA256 != sha {
+		t.Errorf("a new policy: %v %+v", err, p)
+	}
+}
