@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
+
 	"github.com/wasmcp/wasmcp/host/egress"
 )
 
@@ -90,5 +92,29 @@ func TestMountsKeepPathsInside(t *testing.T) {
 	}
 	if cfs.Symlink("/etc", "l") == 0 || cfs.Link("in.txt", "l") == 0 {
 		t.Error("a guest could make a link")
+	}
+}
+
+func TestMountsAreReadOnlyUnlessGrantedWrite(t *testing.T) {
+	dir := t.TempDir()
+	for _, write := range []bool{false, true} {
+		cfs, err := newConfinedFS(Mount{Host: dir, Guest: "/m", Write: write})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, errno := cfs.OpenFile("new.txt", experimentalsys.O_CREAT|experimentalsys.O_WRONLY, 0o644)
+		if (errno == 0) != write {
+			t.Errorf("write %v: creating a file gave errno %v", write, errno)
+		}
+		if f != nil {
+			f.Close()
+		}
+		if errno := cfs.Mkdir("sub", 0o755); (errno == 0) != write {
+			t.Errorf("write %v: mkdir gave errno %v", write, errno)
+		}
+		cfs.root.Close()
+	}
+	if _, err := os.Stat(filepath.Join(dir, "new.txt")); err != nil {
+		t.Errorf("the writable mount did not write: %v", err)
 	}
 }
