@@ -17,6 +17,8 @@ func TestSDK(t *testing.T) {
 	t.Run("arguments", func(t *testing.T) { testArguments(t, tool) })
 	t.Run("log and progress", func(t *testing.T) { testLogAndProgress(t, tool) })
 	t.Run("stdin under node", func(t *testing.T) { testStdinUnderNode(t, tool) })
+	t.Run("http under node", func(t *testing.T) { testHTTPUnderNode(t, tool) })
+	t.Run("http through wasmcp", func(t *testing.T) { testHTTPThroughWasmcp(t, tool) })
 }
 
 // testArguments checks the readers of arguments and the writers of results
@@ -145,22 +147,107 @@ func testStdinUnderNode(t *testing.T, tool *Tool) {
 	}
 }
 
+// testHTTPUnderNode stands in for the host's HTTP under Node, so that the
+// module's side of the exchange meets what the real host seldom or never
+// does: an answer bigger than announced, one that is not UTF-8, a refusal
+// that leaves the length unwritten.
+func testHTTPUnderNode(t *testing.T, tool *Tool) {
+	type answer struct {
+		Code     int    `json:"code"`
+		Answer   []byte `json:"answer"` // base64 in JSON
+		Announce *int   `json:"announce,omitempty"`
+	}
+	length := func(n int) *int { return &n }
+	const get = `{"case":"http","url":"https://x.test/"}`
+	tests := []struct {
+		name, args string
+		answers    []answer
+		want       string
+		request    string // in the stand-in's stderr
+	}{
+		{"text", get, []answer{{0, []byte(`{"status":200,"headers":{"Content-Type":"text/plain"},"body":"h\u00e9"}`), nil}},
+			"ok 200 text/plain 68c3a9", `request {"method":"GET","url":"https://x.test/","headers":{"Accept":"text/plain"},"secret":"s"}` + "\n"},
+		{"binary", `{"case":"http","url":"u","binary":true}`, []answer{{0, []byte(`{"status":200,"body_base64":"AP8="}`), nil}},
+			"ok 200 - 00ff", `"body_base64":"AP8=","secret":"s"}`},
+		{"denied", get, []answer{{7, []byte(`{"error":"http requests to https://x.test/: no grant"}`), nil}},
+			"err 7 denied http requests to https://x.test/: no grant", "request "},
+		{"failed without an answer", get, []answer{{8, nil, nil}},
+			"err 8 not-denied wasmcp host: the request failed", "request "},
+		{"buffer too small", get, []answer{{0, []byte(`{"status":200}`), length(5)}},
+			"err 4 not-denied wasmcp host: the answer did not fit the 5 bytes announced for it", "request "},
+		{"not UTF-8", get, []answer{{0, []byte("{\"status\":200,\"body\":\"\xff\"}"), nil}},
+			"err -1 not-denied wasmcp host: unreadable http answer: not UTF-8", "request "},
+		{"refusal not UTF-8", get, []answer{{7, []byte("{\"error\":\"\xff\"}"), nil}},
+			"err 7 denied wasmcp host: the server's policy does not allow this request", "request "},
+		{"length left unwritten", `{"case":"http","url":"u","times":2}`,
+			[]answer{{0, []byte(`{"status":200}`), nil}, {4, nil, length(-1)}},
+			"ok 200 -  | err 4 not-denied wasmcp host: the request is too long", "request "},
+	}
+	for _, tt := range tests {
+		answers, err := json.Marshal(tt.answers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stdout, stderr, code := runNode(t, tool.Wasm, tt.args, "WASMCP_TEST_HTTP="+string(answers))
+		if code != 0 || stdout != tt.want {
+			t.Errorf("%s: exit %d, stdout %q; want %q\n%s", tt.name, code, stdout, tt.want, stderr)
+		}
+		if !strings.Contains(stderr, tt.request) {
+			t.Errorf("%s: the host got no request with %q:\n%s", tt.name, tt.request, stderr)
+		}
+	}
+}
+
+// testHTTPThroughWasmcp makes a request through the real host, which has no
+// policy here and so refuses it, saying why.
+func testHTTPThroughWasmcp(t *testing.T, tool *Tool) {
+	got, isError, stderr := tool.Call(t, `{"case":"http","url":"https://x.test/"}`)
+	if isError || !strings.HasPrefix(got, "err 7 denied ") || !strings.Contains(got, "https://x.test/") {
+		t.Errorf("http without a grant = %q (isError %v); want a denial naming the URL\n%s", got, isError, stderr)
+	}
+}
+
 // nodeRunner runs a module as a WASI command under Node, with argv as
-// wasmcp passes it and stub host functions.
+// wasmcp passes it and stand-in host functions. WASMCP_TEST_HTTP holds the
+// HTTP answers as JSON, one per http_request (the last repeats): the code,
+// the answer's bytes in base64, and the length to announce for them, if not
+// theirs (-1: none written). Each request goes to stderr.
 const nodeRunner = `
 const { WASI } = require('node:wasi');
 const wasi = new WASI({ version: 'preview1', args: ['astest', 'astest'], returnOnExit: true });
 const mod = new WebAssembly.Module(require('node:fs').readFileSync(process.argv[1]));
-const inst = new WebAssembly.Instance(mod, {
+const answers = JSON.parse(process.env.WASMCP_TEST_HTTP || '[{"code":7,"answer":null}]');
+let inst, calls = 0, pending = null;
+const mem = () => inst.exports.memory.buffer;
+inst = new WebAssembly.Instance(mod, {
   wasi_snapshot_preview1: wasi.wasiImport,
-  wasmcp: { log: () => 0, progress: () => 0 },
+  wasmcp: {
+    log: () => 0,
+    progress: () => 0,
+    http_request(ptr, len, lenPtr) {
+      const a = answers[Math.min(calls++, answers.length - 1)];
+      process.stderr.write('request ' + Buffer.from(mem(), ptr, len).toString() + '\n');
+      pending = a.answer ? Buffer.from(a.answer, 'base64') : null;
+      const n = a.announce === undefined ? (pending ? pending.length : 0) : a.announce;
+      if (n >= 0) new DataView(mem()).setUint32(lenPtr, n, true);
+      return a.code;
+    },
+    http_response(ptr, len) {
+      if (pending === null) return 2;
+      if (len < pending.length) return 4;
+      new Uint8Array(mem(), ptr, pending.length).set(pending);
+      pending = null;
+      return 0;
+    },
+  },
 });
 process.exitCode = wasi.start(inst);
 `
 
-func runNode(t *testing.T, wasm, stdin string) (stdout, stderr string, code int) {
+func runNode(t *testing.T, wasm, stdin string, env ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	cmd := exec.Command("node", "--no-warnings", "-e", nodeRunner, wasm)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errBuf strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errBuf

@@ -201,6 +201,26 @@ __attribute__((weak)) int32_t wasmcp_host_progress(double progress, double total
     fprintf(stderr, "[progress %g/%g] %.*s\n", progress, total, (int)len, msg);
     return WASMCP_OK;
 }
+
+/* There is no network natively: HTTP is refused as the Go SDK refuses it,
+ * with an answer that says why. */
+static const char no_host[] = "{\"error\":\"no wasmcp host: HTTP needs the tool to run under wasmcp\"}";
+
+__attribute__((weak)) int32_t wasmcp_host_http_request(const char *req, size_t len, uint32_t *answer_len)
+{
+    (void)req;
+    (void)len;
+    *answer_len = sizeof no_host - 1;
+    return WASMCP_DENIED;
+}
+
+__attribute__((weak)) int32_t wasmcp_host_http_response(char *buf, size_t len)
+{
+    if (len < sizeof no_host - 1)
+        return WASMCP_TOO_LONG;
+    memcpy(buf, no_host, sizeof no_host - 1);
+    return WASMCP_OK;
+}
 #endif
 
 int wasmcp_log(int level, const char *fmt, ...)
@@ -1038,4 +1058,302 @@ void wasmcp_out_free(wasmcp_out *o)
     o->data = NULL;
     o->len = o->cap = 0;
     o->comma = 0;
+}
+
+/* ---- HTTP ---------------------------------------------------------------- */
+
+static const char base64_digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* Writes a JSON string of p in standard base64 with padding: how the ABI
+ * carries a body that is not UTF-8, which a JSON string cannot hold. */
+static void out_base64(wasmcp_out *o, const unsigned char *p, size_t n)
+{
+    size_t i;
+    begin(o);
+    put(o, "\"", 1);
+    for (i = 0; i < n; i += 3) {
+        uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0) |
+                     (i + 2 < n ? p[i + 2] : 0);
+        char q[4];
+        q[0] = base64_digits[v >> 18];
+        q[1] = base64_digits[v >> 12 & 63];
+        q[2] = i + 1 < n ? base64_digits[v >> 6 & 63] : '=';
+        q[3] = i + 2 < n ? base64_digits[v & 63] : '=';
+        put(o, q, 4);
+    }
+    put(o, "\"", 1);
+    o->comma = 1;
+}
+
+static int base64_value(char c)
+{
+    const char *p = c ? strchr(base64_digits, c) : NULL;
+    return p ? (int)(p - base64_digits) : -1;
+}
+
+/* Decodes padded standard base64 in place (the text only shrinks) and
+ * NUL-terminates it. Returns -1 if s (len bytes, len + 1 allocated) is not
+ * base64. */
+static int base64_decode(char *s, size_t len, size_t *out)
+{
+    size_t i, n = 0;
+    if (len % 4 != 0)
+        return -1;
+    for (i = 0; i < len; i += 4) {
+        int a = base64_value(s[i]), b = base64_value(s[i + 1]);
+        int c = s[i + 2] == '=' ? -2 : base64_value(s[i + 2]);
+        int d = s[i + 3] == '=' ? -2 : base64_value(s[i + 3]);
+        uint32_t v;
+        if (a < 0 || b < 0 || c == -1 || d == -1 || (c == -2 && d != -2) || (d == -2 && i + 4 != len))
+            return -1;
+        v = (uint32_t)a << 18 | (uint32_t)b << 12 | (uint32_t)(c < 0 ? 0 : c) << 6 | (uint32_t)(d < 0 ? 0 : d);
+        /* All four digits were read before these writes, and n <= i. */
+        s[n++] = (char)(v >> 16);
+        if (c >= 0)
+            s[n++] = (char)(v >> 8 & 255);
+        if (d >= 0)
+            s[n++] = (char)(v & 255);
+    }
+    s[n] = '\0';
+    *out = n;
+    return 0;
+}
+
+static int utf8_all(const char *s, size_t n)
+{
+    size_t i = 0, k;
+    uint32_t cp;
+    while (i < n) {
+        k = utf8_valid((const unsigned char *)s + i, n - i, &cp);
+        if (!k)
+            return 0;
+        i += k;
+    }
+    return 1;
+}
+
+static void http_request_json(wasmcp_out *o, const wasmcp_http_request *req)
+{
+    size_t i;
+    wasmcp_out_begin_object(o);
+    wasmcp_out_key(o, "method");
+    wasmcp_out_str(o, req->method && req->method[0] ? req->method : "GET");
+    wasmcp_out_key(o, "url");
+    wasmcp_out_str(o, req->url);
+    if (req->nheaders) {
+        wasmcp_out_key(o, "headers");
+        wasmcp_out_begin_object(o);
+        for (i = 0; i < req->nheaders; i++) {
+            wasmcp_out_key(o, req->headers[i].name);
+            wasmcp_out_str(o, req->headers[i].value);
+        }
+        wasmcp_out_end_object(o);
+    }
+    if (req->body) {
+        if (utf8_all(req->body, req->body_len)) {
+            wasmcp_out_key(o, "body");
+            wasmcp_out_string(o, req->body, req->body_len);
+        } else {
+            wasmcp_out_key(o, "body_base64");
+            out_base64(o, req->body, req->body_len);
+        }
+    }
+    if (req->secret && req->secret[0]) {
+        wasmcp_out_key(o, "secret");
+        wasmcp_out_str(o, req->secret);
+    }
+    wasmcp_out_end_object(o);
+}
+
+static void http_error(char *err, size_t size, const char *fmt, ...) WASMCP_PRINTF(3, 4);
+
+/* Formats a message into err; a cut one loses its last, partial character,
+ * so that the message is still UTF-8 (the tool may log it). */
+static void http_error(char *err, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+    size_t len, j;
+    if (!err || size == 0)
+        return;
+    va_start(ap, fmt);
+    n = vsnprintf(err, size, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        err[0] = '\0';
+        return;
+    }
+    if ((size_t)n < size)
+        return;
+    len = size - 1;
+    for (j = len; j > 0 && ((unsigned char)err[j - 1] & 0xC0) == 0x80; j--)
+        ;
+    if (j > 0) {
+        unsigned c = (unsigned char)err[j - 1];
+        size_t need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+        if (j - 1 + need > len)
+            err[j - 1] = '\0';
+    }
+}
+
+/* What a refusal means when the host gave no answer saying so. */
+static const char *http_code_text(int code)
+{
+    switch (code) {
+    case WASMCP_FAULT: return "the request is outside the module's memory";
+    case WASMCP_INVALID: return "invalid request";
+    case WASMCP_TOO_LONG: return "the request is too long";
+    case WASMCP_DENIED: return "the server's policy does not allow this request";
+    case WASMCP_NETWORK: return "the request failed";
+    default: return NULL;
+    }
+}
+
+/* Fills resp from a success answer; returns NULL or what is wrong with it.
+ * The host is trusted no further than the parser trusts any JSON. */
+static const char *read_answer(wasmcp_json a, wasmcp_http_response *resp)
+{
+    wasmcp_json status = wasmcp_json_get(a, "status"), headers = wasmcp_json_get(a, "headers");
+    wasmcp_json body = wasmcp_json_get(a, "body"), key, value;
+    long long st = 0;
+    size_t pos = 0, n = 0;
+    if (status.type != WASMCP_JSON_NONE && status.type != WASMCP_JSON_NULL &&
+        (wasmcp_json_int(status, &st) != 1 || st < 0 || st > 999))
+        return "status is not an HTTP status";
+    resp->status = (int)st;
+    if (headers.type == WASMCP_JSON_OBJECT) {
+        while (wasmcp_json_next(headers, &pos, NULL, &value)) {
+            if (value.type != WASMCP_JSON_STRING)
+                return "a header's value is not a string";
+            n++;
+        }
+        resp->headers = xrealloc(NULL, n * sizeof *resp->headers);
+        for (pos = 0; wasmcp_json_next(headers, &pos, &key, &value); resp->nheaders++) {
+            resp->headers[resp->nheaders].name = wasmcp_json_string(key, NULL);
+            resp->headers[resp->nheaders].value = wasmcp_json_string(value, NULL);
+        }
+    } else if (headers.type != WASMCP_JSON_NONE && headers.type != WASMCP_JSON_NULL) {
+        return "headers is not an object";
+    }
+    if (body.type == WASMCP_JSON_NONE || body.type == WASMCP_JSON_NULL) {
+        body = wasmcp_json_get(a, "body_base64");
+        if (body.type == WASMCP_JSON_STRING) {
+            resp->body = wasmcp_json_string(body, &n);
+            if (base64_decode(resp->body, n, &resp->body_len) < 0)
+                return "body_base64 is not base64";
+            return NULL;
+        }
+        if (body.type != WASMCP_JSON_NONE && body.type != WASMCP_JSON_NULL)
+            return "body_base64 is not a string";
+        /* No body: an empty one, so that resp->body is never NULL. */
+        resp->body = xrealloc(NULL, 1);
+        resp->body[0] = '\0';
+        return NULL;
+    }
+    if (body.type != WASMCP_JSON_STRING)
+        return "body is not a string";
+    resp->body = wasmcp_json_string(body, &resp->body_len);
+    return NULL;
+}
+
+int wasmcp_http(const wasmcp_http_request *req, wasmcp_http_response *resp, char *err, size_t err_size)
+{
+    wasmcp_out o = {0};
+    uint32_t n = 0;
+    int32_t code, rc;
+    char *answer = NULL, perr[160];
+    wasmcp_json a;
+    int readable;
+    const char *what;
+
+    memset(resp, 0, sizeof *resp);
+    if (err && err_size)
+        err[0] = '\0';
+    if (!req->url) {
+        http_error(err, err_size, "wasmcp_http: the request has no url");
+        return WASMCP_INVALID;
+    }
+    http_request_json(&o, req);
+    code = wasmcp_host_http_request(o.data, o.len, &n);
+    wasmcp_out_free(&o);
+    /* The answer waits in the host until taken, sized first so that the
+     * buffer fits it. */
+    if (n > 0) {
+        answer = xrealloc(NULL, n);
+        rc = wasmcp_host_http_response(answer, n);
+        if (rc != WASMCP_OK) {
+            free(answer);
+            if (rc == WASMCP_TOO_LONG)
+                http_error(err, err_size, "wasmcp host: the answer did not fit the %lu bytes announced for it",
+                           (unsigned long)n);
+            else
+                http_error(err, err_size, "wasmcp host: taking the answer failed with error %d", (int)rc);
+            return rc;
+        }
+    }
+    readable = answer && wasmcp_json_parse(answer, n, &a, perr, sizeof perr) == 0;
+    if (readable && a.type != WASMCP_JSON_OBJECT) {
+        readable = 0;
+        snprintf(perr, sizeof perr, "not a JSON object");
+    }
+    if (code != WASMCP_OK) {
+        size_t len = 0;
+        char *msg = readable ? wasmcp_json_string(wasmcp_json_get(a, "error"), &len) : NULL;
+        if (msg && len > 0)
+            http_error(err, err_size, "%s", msg);
+        else if (http_code_text(code))
+            http_error(err, err_size, "wasmcp host: %s", http_code_text(code));
+        else
+            http_error(err, err_size, "wasmcp host: error %d", (int)code);
+        free(msg);
+        free(answer);
+        return code;
+    }
+    if (!readable) {
+        http_error(err, err_size, "wasmcp host: unreadable http answer: %s", answer ? perr : "there is none");
+        free(answer);
+        return -1;
+    }
+    what = read_answer(a, resp);
+    free(answer);
+    if (what) {
+        wasmcp_http_free(resp);
+        http_error(err, err_size, "wasmcp host: unreadable http answer: %s", what);
+        return -1;
+    }
+    return WASMCP_OK;
+}
+
+static int lower(int c)
+{
+    return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c;
+}
+
+const char *wasmcp_http_find_header(const wasmcp_http_response *resp, const char *name)
+{
+    size_t i = resp->nheaders;
+    /* From the end, so that of duplicate names the last wins, as in the
+     * answer's JSON object. */
+    while (i-- > 0) {
+        const char *a = resp->headers[i].name, *b = name;
+        while (*a && lower((unsigned char)*a) == lower((unsigned char)*b)) {
+            a++;
+            b++;
+        }
+        if (!*a && !*b)
+            return resp->headers[i].value;
+    }
+    return NULL;
+}
+
+void wasmcp_http_free(wasmcp_http_response *resp)
+{
+    size_t i;
+    for (i = 0; i < resp->nheaders; i++) {
+        free((void *)resp->headers[i].name);
+        free((void *)resp->headers[i].value);
+    }
+    free(resp->headers);
+    free(resp->body);
+    memset(resp, 0, sizeof *resp);
 }

@@ -5,7 +5,7 @@
  * argv = {stem, tool name}, the call's arguments as a JSON object on stdin;
  * it reads the result from stdout and the exit status. This SDK reads the
  * arguments, writes JSON, reports failures the way the host expects, and
- * wraps the optional host functions log and progress.
+ * wraps the optional host functions log, progress and HTTP.
  *
  * Build:  clang --target=wasm32-wasi -O2 -o tool.wasm main.c wasmcp.c
  * Native builds (for unit tests) replace the host functions with stubs that
@@ -67,7 +67,9 @@ enum {
     WASMCP_ENCODING, /* message is not UTF-8 */
     WASMCP_TOO_LONG, /* message over WASMCP_MAX_MESSAGE bytes */
     WASMCP_LIMIT,    /* this call used up its allowance of messages */
-    WASMCP_ORDER     /* progress did not increase */
+    WASMCP_ORDER,    /* progress did not increase */
+    WASMCP_DENIED,   /* HTTP: the operator's policy does not allow the request */
+    WASMCP_NETWORK   /* HTTP: allowed, but failed (no answer, timeout, too large) */
 };
 
 #define WASMCP_MAX_MESSAGE 8192
@@ -93,6 +95,60 @@ WASMCP_IMPORT("log")
 int32_t wasmcp_host_log(int32_t level, const char *msg, size_t len);
 WASMCP_IMPORT("progress")
 int32_t wasmcp_host_progress(double progress, double total, const char *msg, size_t len);
+/* http_request makes the request (JSON, see wasmcp_http) and writes the
+ * length of its answer to *answer_len; http_response copies that answer
+ * into buf, whole, and forgets it. wasmcp_http does both. */
+WASMCP_IMPORT("http_request")
+int32_t wasmcp_host_http_request(const char *req, size_t len, uint32_t *answer_len);
+WASMCP_IMPORT("http_response")
+int32_t wasmcp_host_http_response(char *buf, size_t len);
+
+/* ---- HTTP -------------------------------------------------------------- */
+
+/* A tool has no network of its own: the host makes the request, if the
+ * operator's policy allows it (docs/abi.md, "Permissions"). */
+
+typedef struct {
+    const char *name, *value; /* NUL-terminated */
+} wasmcp_http_header;
+
+typedef struct {
+    const char *method; /* NULL: GET */
+    const char *url;
+    const wasmcp_http_header *headers;
+    size_t nheaders;
+    /* NULL: no body. Bytes that are not UTF-8 are sent base64-encoded. */
+    const void *body;
+    size_t body_len;
+    /* NULL, or the name of a secret the operator bound to the URL's host:
+     * the host adds it to the request and the tool never sees its value. */
+    const char *secret;
+} wasmcp_http_request;
+
+/* Fill with wasmcp_http; release with wasmcp_http_free. */
+typedef struct {
+    int status;
+    wasmcp_http_header *headers; /* as the host sent them */
+    size_t nheaders;
+    char *body; /* NUL-terminated, but may hold NUL bytes: use body_len */
+    size_t body_len;
+} wasmcp_http_response;
+
+/* Has the host make req. Returns WASMCP_OK with *resp filled (any HTTP
+ * status counts: check resp->status), or the host's code with a message in
+ * err (err_size bytes, cut at a character boundary; err may be NULL):
+ * WASMCP_DENIED names what the policy lacks, WASMCP_NETWORK says what
+ * failed, WASMCP_INVALID and WASMCP_TOO_LONG are a bad or oversized
+ * request. -1 means the host's answer was unreadable. On failure *resp is
+ * left empty, and wasmcp_http_free on it is harmless. */
+int wasmcp_http(const wasmcp_http_request *req, wasmcp_http_response *resp, char *err,
+                size_t err_size);
+
+/* The value of the response header called name (any case), or NULL. */
+const char *wasmcp_http_find_header(const wasmcp_http_response *resp, const char *name);
+
+/* Frees what wasmcp_http allocated in resp, and empties it. */
+void wasmcp_http_free(wasmcp_http_response *resp);
 
 /* ---- Reading JSON ------------------------------------------------------ */
 

@@ -36,6 +36,8 @@ var hostErrors = map[int32]string{
 	4: "message too long",
 	5: "this call's allowance of messages is used up",
 	6: "progress did not increase",
+	7: "the server's policy does not allow this",
+	8: "the request failed",
 }
 
 func (e *HostError) Error() string {

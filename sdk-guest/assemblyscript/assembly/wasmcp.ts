@@ -27,6 +27,16 @@ declare function hostLog(level: i32, msg: usize, len: usize): i32;
 @external("wasmcp", "progress")
 declare function hostProgress(progress: f64, total: f64, msg: usize, len: usize): i32;
 
+// http_request makes the request and writes its answer's length; the answer
+// waits in the host until http_response copies it, whole, into a buffer.
+// @ts-ignore: decorator
+@external("wasmcp", "http_request")
+declare function hostHttpRequest(req: usize, len: usize, answerLen: usize): i32;
+
+// @ts-ignore: decorator
+@external("wasmcp", "http_response")
+declare function hostHttpResponse(buf: usize, len: usize): i32;
+
 // Declared here rather than taken from the shim's stream classes, which write
 // once and ignore a short count; a large result must be written in full.
 // @ts-ignore: decorator
@@ -834,4 +844,236 @@ export class JSONWriter {
   toString(): string {
     return this.parts.join("");
   }
+}
+
+// ---- HTTP ------------------------------------------------------------------
+
+/** What the host got back: any HTTP status, error statuses included. */
+export class HttpResponse {
+  status: i32 = 0;
+  /** Header names as the host sent them: look them up with header(). */
+  headers: Map<string, string> = new Map<string, string>();
+  /** Exactly the response's bytes. */
+  body: ArrayBuffer = new ArrayBuffer(0);
+
+  /** The value of the header called name, in any case, or null. */
+  header(name: string): string | null {
+    const want = name.toLowerCase();
+    const keys = this.headers.keys();
+    for (let i = 0; i < keys.length; i++) {
+      if (keys[i].toLowerCase() == want) return this.headers.get(keys[i]);
+    }
+    return null;
+  }
+
+  /** The body as text; bytes that are not UTF-8 become U+FFFD. */
+  text(): string {
+    return String.UTF8.decode(this.body);
+  }
+}
+
+/**
+ * http's result: response when ok. Otherwise code is the host's (7 denied
+ * by the operator's policy, 8 network failure or timeout, 2 invalid request,
+ * 4 too long; -1 an unreadable answer) and error says what was missing or
+ * what failed, in words to pass on with fail().
+ */
+export class HttpResult {
+  response: HttpResponse | null = null;
+  code: i32 = 0;
+  error: string = "";
+  get ok(): bool {
+    return this.response != null;
+  }
+  get denied(): bool {
+    return this.code == 7;
+  }
+}
+
+/**
+ * Has the host make an HTTP request; a tool has no network of its own, and
+ * the host checks every request against the operator's policy. method ""
+ * means GET. A body that is not UTF-8 travels base64-encoded. secret names a
+ * secret the operator bound to the URL's host: the host adds it (typically
+ * as an Authorization header) and the tool never sees its value.
+ */
+export function http(method: string, url: string, headers: Map<string, string> | null = null,
+  body: ArrayBuffer | null = null, secret: string = ""): HttpResult {
+  const req = utf8(httpRequestJSON(method, url, headers, body, secret));
+  // Where the host writes the answer's length; static data local to this
+  // function, so that modules that never call http do not carry it. The
+  // host leaves it alone when it refuses a request outright.
+  const answerLen = memory.data(4, 4);
+  store<u32>(answerLen, 0);
+  const code = hostHttpRequest(changetype<usize>(req), <usize>req.byteLength, answerLen);
+  const n = load<u32>(answerLen);
+  if (n == 0) return httpAnswer(code, "");
+  const buf = new ArrayBuffer(<i32>n);
+  const rc = hostHttpResponse(changetype<usize>(buf), <usize>n);
+  if (rc != 0) {
+    return httpError(rc, rc == 4
+      ? "wasmcp host: the answer did not fit the " + n.toString() + " bytes announced for it"
+      : "wasmcp host: taking the answer failed with error " + rc.toString());
+  }
+  if (invalidUTF8(changetype<usize>(buf), <i32>n) >= 0) {
+    return code == 0 ? httpError(-1, "wasmcp host: unreadable http answer: not UTF-8") : httpAnswer(code, "");
+  }
+  return httpAnswer(code, String.UTF8.decodeUnsafe(changetype<usize>(buf), <usize>n));
+}
+
+/** The JSON http sends the host (docs/abi.md); exported for tests. */
+export function httpRequestJSON(method: string, url: string, headers: Map<string, string> | null,
+  body: ArrayBuffer | null, secret: string): string {
+  const w = new JSONWriter();
+  w.beginObject().key("method").string(method.length > 0 ? method : "GET").key("url").string(url);
+  if (headers != null && headers.size > 0) {
+    w.key("headers").beginObject();
+    const keys = headers.keys();
+    for (let i = 0; i < keys.length; i++) w.key(keys[i]).string(headers.get(keys[i]));
+    w.endObject();
+  }
+  if (body != null) {
+    const p = changetype<usize>(body);
+    if (invalidUTF8(p, body.byteLength) < 0) w.key("body").string(String.UTF8.decodeUnsafe(p, <usize>body.byteLength));
+    else w.key("body_base64").string(base64(body));
+  }
+  if (secret.length > 0) w.key("secret").string(secret);
+  return w.endObject().toString();
+}
+
+/**
+ * Reads the host's answer to a request that returned code, as http does;
+ * exported so that tests can give a tool's logic canned answers.
+ */
+export function httpAnswer(code: i32, answer: string): HttpResult {
+  const p = parseJSON(answer);
+  const a = p.ok && p.value!.kind == JSONKind.Object ? p.value : null;
+  if (code != 0) {
+    const e = a != null ? a.get("error") : null;
+    if (e != null && e.kind == JSONKind.String && e.str.length > 0) return httpError(code, e.str);
+    return httpError(code, "wasmcp host: " + httpCodeText(code));
+  }
+  if (a == null) {
+    return unreadable(answer.length == 0 ? "there is none" : p.ok ? "not a JSON object" : p.error);
+  }
+  const resp = new HttpResponse();
+  const status = a.get("status");
+  if (status != null && status.kind != JSONKind.Null) {
+    const n = status.kind == JSONKind.Number ? exactInteger(status.str) : new IntResult();
+    if (!n.ok || n.value < 0 || n.value > 999) return unreadable("status is not an HTTP status");
+    resp.status = <i32>n.value;
+  }
+  const headers = a.get("headers");
+  if (headers != null && headers.kind == JSONKind.Object) {
+    for (let i = 0; i < headers.keys.length; i++) {
+      const v = headers.items[i];
+      if (v.kind != JSONKind.String) return unreadable("a header's value is not a string");
+      resp.headers.set(headers.keys[i], v.str);
+    }
+  } else if (headers != null && headers.kind != JSONKind.Null) {
+    return unreadable("headers is not an object");
+  }
+  let body = a.get("body");
+  if (body != null && body.kind == JSONKind.String) {
+    resp.body = utf8(body.str);
+  } else if (body != null && body.kind != JSONKind.Null) {
+    return unreadable("body is not a string");
+  } else {
+    body = a.get("body_base64");
+    if (body != null && body.kind == JSONKind.String) {
+      const b = base64Decode(body.str);
+      if (b == null) return unreadable("body_base64 is not base64");
+      resp.body = b;
+    } else if (body != null && body.kind != JSONKind.Null) {
+      return unreadable("body_base64 is not a string");
+    }
+  }
+  const r = new HttpResult();
+  r.response = resp;
+  return r;
+}
+
+function httpError(code: i32, msg: string): HttpResult {
+  const r = new HttpResult();
+  r.code = code;
+  r.error = msg;
+  return r;
+}
+
+function unreadable(what: string): HttpResult {
+  return httpError(-1, "wasmcp host: unreadable http answer: " + what);
+}
+
+// What a refusal means when the host gave no answer saying so.
+function httpCodeText(code: i32): string {
+  switch (code) {
+    case 1: return "the request is outside the module's memory";
+    case 2: return "invalid request";
+    case 4: return "the request is too long";
+    case 7: return "the server's policy does not allow this request";
+    case 8: return "the request failed";
+    default: return "error " + code.toString();
+  }
+}
+
+// Padded standard base64: how the ABI carries a body that is not UTF-8,
+// which a JSON string cannot hold.
+function base64(buf: ArrayBuffer): string {
+  const p = changetype<usize>(buf);
+  const n = buf.byteLength;
+  const out = new ArrayBuffer((n + 2) / 3 * 4);
+  const q = changetype<usize>(out);
+  for (let i = 0, j = 0; i < n; i += 3, j += 4) {
+    const v = (<u32>load<u8>(p + i) << 16) | (i + 1 < n ? <u32>load<u8>(p + i + 1) << 8 : 0) |
+      (i + 2 < n ? <u32>load<u8>(p + i + 2) : 0);
+    store<u8>(q + j, base64Digit(v >> 18));
+    store<u8>(q + j + 1, base64Digit((v >> 12) & 63));
+    store<u8>(q + j + 2, i + 1 < n ? base64Digit((v >> 6) & 63) : 0x3D);
+    store<u8>(q + j + 3, i + 2 < n ? base64Digit(v & 63) : 0x3D);
+  }
+  return String.UTF8.decode(out);
+}
+
+// Computed rather than looked up in an alphabet string, which would be
+// static data in every module, HTTP or not.
+function base64Digit(d: u32): u8 {
+  return <u8>(d < 26 ? 0x41 + d : d < 52 ? 0x61 + d - 26 : d < 62 ? 0x30 + d - 52 : d == 62 ? 0x2B : 0x2F);
+}
+
+function base64Value(c: i32): i32 {
+  if (c >= 0x41 && c <= 0x5A) return c - 0x41;
+  if (c >= 0x61 && c <= 0x7A) return c - 0x61 + 26;
+  if (c >= 0x30 && c <= 0x39) return c - 0x30 + 52;
+  if (c == 0x2B) return 62;
+  if (c == 0x2F) return 63;
+  return -1;
+}
+
+function base64Decode(s: string): ArrayBuffer | null {
+  const n = s.length;
+  if (n % 4 != 0) return null;
+  let pad = 0;
+  if (n > 0 && s.charCodeAt(n - 1) == 0x3D) pad++;
+  if (n > 1 && s.charCodeAt(n - 2) == 0x3D) pad++;
+  const out = new ArrayBuffer(n / 4 * 3 - pad);
+  const q = changetype<usize>(out);
+  let j = 0;
+  for (let i = 0; i < n; i += 4) {
+    let v: u32 = 0;
+    for (let k = 0; k < 4; k++) {
+      let d = base64Value(s.charCodeAt(i + k));
+      if (d < 0) {
+        // '=' only as the padding at the very end.
+        if (s.charCodeAt(i + k) != 0x3D || i + 4 < n || k < 4 - pad) return null;
+        d = 0;
+      }
+      v = (v << 6) | <u32>d;
+    }
+    const m = i + 4 < n ? 3 : 3 - pad;
+    store<u8>(q + j, <u8>(v >> 16));
+    if (m > 1) store<u8>(q + j + 1, <u8>(v >> 8));
+    if (m > 2) store<u8>(q + j + 2, <u8>v);
+    j += m;
+  }
+  return out;
 }

@@ -7,6 +7,7 @@
 import {
   args, text, fail, log, progress, toolName, Level,
   parseJSON, quote, JSONWriter, JSONValue, JSONKind, json, MAX_DEPTH,
+  http, httpRequestJSON, httpAnswer, HttpResult,
 } from "../assembly/wasmcp";
 
 let passed = 0;
@@ -222,6 +223,108 @@ function testGetters(): void {
   check("get missing", o.get("missing") == null);
 }
 
+function bytes(a: i32[]): ArrayBuffer {
+  const b = new ArrayBuffer(a.length);
+  for (let i = 0; i < a.length; i++) store<u8>(changetype<usize>(b) + i, <u8>a[i]);
+  return b;
+}
+
+function hex(b: ArrayBuffer): string {
+  let s = "";
+  for (let i = 0; i < b.byteLength; i++) {
+    const x = load<u8>(changetype<usize>(b) + i);
+    s += (x < 16 ? "0" : "") + x.toString(16);
+  }
+  return s;
+}
+
+// One line per result: "ok STATUS CONTENT-TYPE BODY-HEX" or "err CODE
+// denied|not-denied MESSAGE".
+function show(r: HttpResult): string {
+  if (!r.ok) return "err " + r.code.toString() + " " + (r.denied ? "denied" : "not-denied") + " " + r.error;
+  const resp = r.response!;
+  const ct = resp.header("content-type");
+  return "ok " + resp.status.toString() + " " + (ct != null ? ct : "-") + " " + hex(resp.body);
+}
+
+function testHttpRequest(): void {
+  eq("request defaults", httpRequestJSON("", "https://x.test/?q=\"a\"", null, null, ""),
+    "{\"method\":\"GET\",\"url\":\"https://x.test/?q=\\\"a\\\"\"}");
+  const h = new Map<string, string>();
+  h.set("Accept", "application/json");
+  h.set("X-\"Q\"", "tab\there\\");
+  eq("request escaped", httpRequestJSON("POST", "https://x.test/", h, String.UTF8.encode("{\"a\":\"hé\\n\"}\n\u0001"), "github"),
+    "{\"method\":\"POST\",\"url\":\"https://x.test/\",\"headers\":{\"Accept\":\"application/json\",\"X-\\\"Q\\\"\":\"tab\\there\\\\\"}," +
+    "\"body\":\"{\\\"a\\\":\\\"hé\\\\n\\\"}\\n\\u0001\",\"secret\":\"github\"}");
+  const base = "{\"method\":\"PUT\",\"url\":\"u\",";
+  eq("empty headers, empty body", httpRequestJSON("PUT", "u", new Map<string, string>(), new ArrayBuffer(0), ""), base + "\"body\":\"\"}");
+  eq("NUL is UTF-8", httpRequestJSON("PUT", "u", null, bytes([0x61, 0, 0x62]), ""), base + "\"body\":\"a\\u0000b\"}");
+  eq("binary body", httpRequestJSON("PUT", "u", null, bytes([0, 0xff, 0xfe, 0x61]), ""), base + "\"body_base64\":\"AP/+YQ==\"}");
+  eq("1 byte", httpRequestJSON("PUT", "u", null, bytes([0xff]), ""), base + "\"body_base64\":\"/w==\"}");
+  eq("2 bytes", httpRequestJSON("PUT", "u", null, bytes([0xff, 0xfe]), ""), base + "\"body_base64\":\"//4=\"}");
+  eq("3 bytes", httpRequestJSON("PUT", "u", null, bytes([0xff, 0xfe, 0x61]), ""), base + "\"body_base64\":\"//5h\"}");
+  eq("encoded surrogate", httpRequestJSON("PUT", "u", null, bytes([0xed, 0xa0, 0x80]), ""), base + "\"body_base64\":\"7aCA\"}");
+  eq("truncated character", httpRequestJSON("PUT", "u", null, bytes([0x61, 0x62, 0xc3]), ""), base + "\"body_base64\":\"YWLD\"}");
+}
+
+function testHttpAnswers(): void {
+  let r = httpAnswer(0, "{\"status\":200,\"headers\":{\"Content-Type\":\"text/plain\",\"X-A\":\"1\"},\"body\":\"h\\u00e9llo\\n\"}");
+  eq("text answer", show(r), "ok 200 text/plain 68c3a96c6c6f0a");
+  if (r.ok) {
+    const resp = r.response!;
+    eq("text()", resp.text(), "héllo\n");
+    check("header case", resp.header("X-A") == "1" && resp.header("x-a") == "1" && resp.header("X") == null);
+    check("headers kept", resp.headers.size == 2 && resp.headers.has("Content-Type"));
+  }
+  eq("base64 answer", show(httpAnswer(0, "{\"status\":201,\"body_base64\":\"AP/+YQ==\"}")), "ok 201 - 00fffe61");
+  const b64 = ["", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "+/+/"];
+  const want = ["", "66", "666f", "666f6f", "666f6f62", "fbffbf"];
+  for (let i = 0; i < b64.length; i++) {
+    eq("base64 " + b64[i], show(httpAnswer(0, "{\"status\":200,\"body_base64\":\"" + b64[i] + "\"}")), "ok 200 - " + want[i]);
+  }
+  eq("no body", show(httpAnswer(0, "{\"status\":204,\"headers\":null,\"extra\":[1]}")), "ok 204 - ");
+  eq("body wins", show(httpAnswer(0, "{\"status\":200,\"body\":\"a\\u0000b\",\"body_base64\":\"eA==\"}")), "ok 200 - 610062");
+
+  // Refusals carry the host's message; without one, the code speaks.
+  r = httpAnswer(7, "{\"error\":\"http requests to https://x.test/: no grant\"}");
+  check("denied", !r.ok && r.response == null && r.denied);
+  eq("denied message", show(r), "err 7 denied http requests to https://x.test/: no grant");
+  eq("network", show(httpAnswer(8, "{\"error\":\"dial tcp: i/o timeout\"}")), "err 8 not-denied dial tcp: i/o timeout");
+  eq("bare 7", show(httpAnswer(7, "")), "err 7 denied wasmcp host: the server's policy does not allow this request");
+  eq("bare 4", show(httpAnswer(4, "")), "err 4 not-denied wasmcp host: the request is too long");
+  eq("unknown code", show(httpAnswer(42, "")), "err 42 not-denied wasmcp host: error 42");
+  eq("truncated error", show(httpAnswer(8, "{\"error\":")), "err 8 not-denied wasmcp host: the request failed");
+  eq("error not a string", show(httpAnswer(7, "{\"error\":7}")), "err 7 denied wasmcp host: the server's policy does not allow this request");
+  eq("empty error", show(httpAnswer(7, "{\"error\":\"\"}")), "err 7 denied wasmcp host: the server's policy does not allow this request");
+
+  // Hostile or broken success answers fail cleanly, with -1.
+  const bad: string[][] = [
+    ["{\"status\":200,\"body\":\"ab", "unreadable http answer: unterminated string"],
+    ["", "unreadable http answer: there is none"],
+    ["[]", "unreadable http answer: not a JSON object"],
+    ["{\"status\":\"200\"}", "status is not an HTTP status"],
+    ["{\"status\":2.5}", "status is not an HTTP status"],
+    ["{\"status\":2e2}", "status is not an HTTP status"],
+    ["{\"status\":-1}", "status is not an HTTP status"],
+    ["{\"status\":1000}", "status is not an HTTP status"],
+    ["{\"status\":99999999999999999999999}", "status is not an HTTP status"],
+    ["{\"status\":200,\"headers\":[]}", "headers is not an object"],
+    ["{\"status\":200,\"headers\":{\"A\":\"b\",\"C\":1}}", "a header's value is not a string"],
+    ["{\"status\":200,\"body\":5}", "body is not a string"],
+    ["{\"status\":200,\"body_base64\":7}", "body_base64 is not a string"],
+    ["{\"status\":200,\"body_base64\":\"abc\"}", "body_base64 is not base64"],
+    ["{\"status\":200,\"body_base64\":\"ab=c\"}", "body_base64 is not base64"],
+    ["{\"status\":200,\"body_base64\":\"=abc\"}", "body_base64 is not base64"],
+    ["{\"status\":200,\"body_base64\":\"Zg==Zg==\"}", "body_base64 is not base64"],
+    ["{\"status\":200,\"body_base64\":\"Z===\"}", "body_base64 is not base64"],
+    ["{\"status\":200,\"body_base64\":\"Zm9v!A==\"}", "body_base64 is not base64"],
+  ];
+  for (let i = 0; i < bad.length; i++) {
+    const got = show(httpAnswer(0, bad[i][0]));
+    check("hostile " + quote(bad[i][0]), got.startsWith("err -1 not-denied wasmcp host: ") && got.includes(bad[i][1]), got);
+  }
+}
+
 function unit(): void {
   testRoundTrip();
   testStrings();
@@ -231,6 +334,8 @@ function unit(): void {
   testQuote();
   testWriter();
   testGetters();
+  testHttpRequest();
+  testHttpAnswers();
   failures.push(passed.toString() + " passed, " + failed.toString() + " failed");
   text(failures.join("\n") + "\n");
 }
@@ -276,6 +381,15 @@ if (c == "unit") {
     progress(2, -1),
   ];
   text(codes.join(" "));
+} else if (c == "http") {
+  // Calls the host's http_request as a tool does; "times" repeats the call.
+  const h = new Map<string, string>();
+  h.set("Accept", "text/plain");
+  const body: ArrayBuffer | null = a.has("binary") ? bytes([0, 0xff]) : null;
+  const n = a.has("times") ? a.getInteger("times") : 1;
+  const out: string[] = [];
+  for (let i: i64 = 0; i < n; i++) out.push(show(http("", a.getString("url"), h, body, "s")));
+  text(out.join(" | "));
 } else {
   fail("unknown case " + c);
 }

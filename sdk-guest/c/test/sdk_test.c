@@ -46,6 +46,52 @@ int32_t wasmcp_host_progress(double progress, double total, const char *msg, siz
     return host_result;
 }
 
+/* HTTP: the request last sent, and the answer to give: its code, its bytes,
+ * and the length announced for them (their length, unless a test lies). */
+static char *http_sent;
+static size_t http_sent_len;
+static int32_t http_code;
+static const char *http_answer;
+static size_t http_answer_len;
+static uint32_t http_announced;
+static int http_pending;
+
+int32_t wasmcp_host_http_request(const char *req, size_t len, uint32_t *answer_len)
+{
+    free(http_sent);
+    http_sent = malloc(len + 1);
+    memcpy(http_sent, req, len);
+    http_sent[len] = '\0';
+    http_sent_len = len;
+    *answer_len = http_announced;
+    http_pending = http_announced > 0;
+    return http_code;
+}
+
+int32_t wasmcp_host_http_response(char *buf, size_t len)
+{
+    if (!http_pending)
+        return WASMCP_INVALID;
+    if (len < http_answer_len)
+        return WASMCP_TOO_LONG;
+    memcpy(buf, http_answer, http_answer_len);
+    http_pending = 0;
+    return WASMCP_OK;
+}
+
+static void answer_n(int32_t code, const char *answer, size_t len)
+{
+    http_code = code;
+    http_answer = answer;
+    http_answer_len = len;
+    http_announced = (uint32_t)len;
+}
+
+static void answer(int32_t code, const char *json)
+{
+    answer_n(code, json, json ? strlen(json) : 0);
+}
+
 /* ---- Helpers ------------------------------------------------------------- */
 
 static wasmcp_json parse_ok(const char *text)
@@ -674,6 +720,294 @@ static void test_utf8(void)
     CHECK(wasmcp_tool(1, (char *[]){"m", NULL}) == NULL, "no tool name");
 }
 
+/* ---- HTTP ---------------------------------------------------------------- */
+
+/* Sends req and checks the request JSON the host received. */
+static void sent_as(const wasmcp_http_request *req, const char *want, const char *what)
+{
+    wasmcp_http_response resp;
+    char err[200];
+    wasmcp_json v;
+    answer(WASMCP_OK, "{\"status\":200}");
+    CHECK(wasmcp_http(req, &resp, err, sizeof err) == WASMCP_OK, "%s: %s", what, err);
+    CHECK(http_sent && strcmp(http_sent, want) == 0, "%s: sent %s; want %s", what, http_sent, want);
+    CHECK(http_sent && wasmcp_json_parse(http_sent, http_sent_len, &v, err, sizeof err) == 0, "%s: %s", what, err);
+    wasmcp_http_free(&resp);
+}
+
+static void test_http_request(void)
+{
+    static const wasmcp_http_header headers[] = {
+        {"Accept", "application/json"}, {"X-\"Q\"", "tab\there\\"}, {"X-Utf8", "\xc3\xa9"}};
+    static const unsigned char binary[] = {0x00, 0xff, 0xfe, 'a'};
+    wasmcp_http_request req = {0};
+    wasmcp_http_response resp;
+    char err[100];
+
+    req.url = "https://api.example.com/v1?q=a&b=\"c\"";
+    sent_as(&req, "{\"method\":\"GET\",\"url\":\"https://api.example.com/v1?q=a&b=\\\"c\\\"\"}", "defaults");
+    req.method = "";
+    req.secret = "";
+    sent_as(&req, "{\"method\":\"GET\",\"url\":\"https://api.example.com/v1?q=a&b=\\\"c\\\"\"}",
+            "empty method and secret");
+
+    req.method = "POST";
+    req.url = "https://x.test/";
+    req.headers = headers;
+    req.nheaders = 3;
+    req.body = "{\"a\":\"h\xc3\xa9\\n\"}\n\x01";
+    req.body_len = strlen(req.body);
+    req.secret = "github";
+    sent_as(&req,
+            "{\"method\":\"POST\",\"url\":\"https://x.test/\",\"headers\":{\"Accept\":\"application/json\","
+            "\"X-\\\"Q\\\"\":\"tab\\there\\\\\",\"X-Utf8\":\"\xc3\xa9\"},"
+            "\"body\":\"{\\\"a\\\":\\\"h\xc3\xa9\\\\n\\\"}\\n\\u0001\",\"secret\":\"github\"}",
+            "everything, escaped");
+
+    req.headers = NULL;
+    req.nheaders = 0;
+    req.secret = NULL;
+    req.body = "";
+    req.body_len = 0;
+    sent_as(&req, "{\"method\":\"POST\",\"url\":\"https://x.test/\",\"body\":\"\"}", "an empty body is a body");
+    req.body = "a\0b";
+    req.body_len = 3;
+    sent_as(&req, "{\"method\":\"POST\",\"url\":\"https://x.test/\",\"body\":\"a\\u0000b\"}", "NUL is UTF-8");
+
+    /* Not UTF-8: base64, with each length of padding. */
+    req.body = binary;
+    req.body_len = 4;
+    sent_as(&req, "{\"method\":\"POST\",\"url\":\"https://x.test/\",\"body_base64\":\"AP/+YQ==\"}", "binary");
+    req.body = binary + 1;
+    req.body_len = 1;
+    sent_as(&req, "{\"method\":\"POST\",\"url\":\"https://x.test/\",\"body_base64\":\"/w==\"}", "1 byte");
+    req.body_len = 2;
+    sent_as(&req, "{\"method\":\"POST\",\"url\":\"https://x.test/\",\"body_base64\":\"//4=\"}", "2 bytes");
+    req.body_len = 3;
+    sent_as(&req, "{\"method\":\"POST\",\"url\":\"https://x.test/\",\"body_base64\":\"//5h\"}", "3 bytes");
+    req.body = "\xed\xa0\x80"; /* an encoded surrogate is not UTF-8 */
+    req.body_len = 3;
+    sent_as(&req, "{\"method\":\"POST\",\"url\":\"https://x.test/\",\"body_base64\":\"7aCA\"}", "surrogate");
+    req.body = "ab\xc3"; /* truncated character */
+    sent_as(&req, "{\"method\":\"POST\",\"url\":\"https://x.test/\",\"body_base64\":\"YWLD\"}", "truncated");
+
+    /* No URL: refused before the host is asked. */
+    free(http_sent);
+    http_sent = NULL;
+    req.url = NULL;
+    CHECK(wasmcp_http(&req, &resp, err, sizeof err) == WASMCP_INVALID && strstr(err, "no url"), "no url: %s", err);
+    CHECK(http_sent == NULL, "a request without a url was sent");
+}
+
+/* Calls wasmcp_http against the answer set up and checks the code and the
+ * error message (NULL: expect success). */
+static int http_call(int want_code, const char *want_err, wasmcp_http_response *resp, const char *what)
+{
+    wasmcp_http_request req = {0};
+    char err[200];
+    int r;
+    req.url = "https://x.test/";
+    memset(resp, 0xAB, sizeof *resp); /* wasmcp_http must not rely on it */
+    memset(err, 'X', sizeof err);
+    r = wasmcp_http(&req, resp, err, sizeof err);
+    CHECK(r == want_code, "%s: returned %d; want %d (%s)", what, r, want_code, err);
+    if (want_err)
+        CHECK(strstr(err, want_err) != NULL, "%s: error %s; want %s", what, err, want_err);
+    else
+        CHECK(err[0] == '\0', "%s: error %s on success", what, err);
+    if (r != WASMCP_OK)
+        CHECK(resp->status == 0 && resp->body == NULL && resp->headers == NULL && resp->nheaders == 0,
+              "%s: a failed call left a response", what);
+    return r == want_code;
+}
+
+static int body_is(const wasmcp_http_response *resp, const char *want, size_t len)
+{
+    return resp->body && resp->body_len == len && memcmp(resp->body, want, len) == 0 && resp->body[len] == '\0';
+}
+
+static void test_http_answers(void)
+{
+    wasmcp_http_response resp;
+
+    answer(WASMCP_OK, "{\"status\":200,\"headers\":{\"Content-Type\":\"text/plain; charset=utf-8\",\"X-A\":\"1\"},"
+                      "\"body\":\"h\\u00e9llo\\n\"}");
+    if (http_call(WASMCP_OK, NULL, &resp, "text body")) {
+        CHECK(resp.status == 200, "status %d", resp.status);
+        CHECK(body_is(&resp, "h\xc3\xa9llo\n", 7), "body %s (%zu)", resp.body, resp.body_len);
+        CHECK(resp.nheaders == 2 && strcmp(resp.headers[1].name, "X-A") == 0, "headers");
+        CHECK(wasmcp_http_find_header(&resp, "content-type") &&
+                  strcmp(wasmcp_http_find_header(&resp, "content-type"), "text/plain; charset=utf-8") == 0,
+              "header lookup ignores case");
+        CHECK(wasmcp_http_find_header(&resp, "X-A") && !wasmcp_http_find_header(&resp, "X-A2") &&
+                  !wasmcp_http_find_header(&resp, "X-") && !wasmcp_http_find_header(&resp, ""),
+              "header names match whole");
+    }
+    wasmcp_http_free(&resp);
+    CHECK(resp.body == NULL && resp.headers == NULL && resp.nheaders == 0, "free empties");
+    wasmcp_http_free(&resp); /* twice is harmless */
+
+    answer(WASMCP_OK, "{\"status\":201,\"body_base64\":\"AP/+YQ==\"}");
+    if (http_call(WASMCP_OK, NULL, &resp, "base64 body"))
+        CHECK(resp.status == 201 && body_is(&resp, "\0\xff\xfe" "a", 4) && resp.nheaders == 0,
+              "binary body: %zu bytes", resp.body_len);
+    wasmcp_http_free(&resp);
+    {
+        static const char *const cases[][2] = {{"", ""}, {"Zg==", "f"}, {"Zm8=", "fo"}, {"Zm9v", "foo"},
+                                               {"Zm9vYg==", "foob"}, {"+/+/", "\xfb\xff\xbf"}};
+        char json[100];
+        size_t k;
+        for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+            snprintf(json, sizeof json, "{\"status\":200,\"body_base64\":\"%s\"}", cases[k][0]);
+            answer(WASMCP_OK, json);
+            if (http_call(WASMCP_OK, NULL, &resp, cases[k][0]))
+                CHECK(body_is(&resp, cases[k][1], strlen(cases[k][1])), "base64 %s: %s", cases[k][0], resp.body);
+            wasmcp_http_free(&resp);
+        }
+    }
+
+    answer(WASMCP_OK, "{\"status\":204}");
+    if (http_call(WASMCP_OK, NULL, &resp, "no body"))
+        CHECK(resp.status == 204 && body_is(&resp, "", 0), "no body is an empty one");
+    wasmcp_http_free(&resp);
+    answer(WASMCP_OK, "{\"status\":200,\"body\":\"a\\u0000b\",\"body_base64\":\"eA==\",\"headers\":null}");
+    if (http_call(WASMCP_OK, NULL, &resp, "NUL in the body"))
+        CHECK(body_is(&resp, "a\0b", 3), "body holds NUL; body wins over body_base64");
+    wasmcp_http_free(&resp);
+    answer(WASMCP_OK, "{\"headers\":{\"A\":\"1\",\"a\":\"2\"},\"status\":200,\"extra\":[1]}");
+    if (http_call(WASMCP_OK, NULL, &resp, "duplicate header"))
+        CHECK(strcmp(wasmcp_http_find_header(&resp, "A"), "2") == 0, "the last header of a name wins");
+    wasmcp_http_free(&resp);
+
+    /* Refusals carry the host's message. */
+    answer(WASMCP_DENIED, "{\"error\":\"http requests to https://x.test/: this tool has no http grant\"}");
+    http_call(WASMCP_DENIED, "http requests to https://x.test/: this tool has no http grant", &resp, "denied");
+    answer(WASMCP_NETWORK, "{\"error\":\"dial tcp: i/o timeout\"}");
+    http_call(WASMCP_NETWORK, "dial tcp: i/o timeout", &resp, "network");
+    answer(WASMCP_INVALID, "{\"error\":\"give body or body_base64, not both\"}");
+    http_call(WASMCP_INVALID, "give body or body_base64, not both", &resp, "invalid");
+    /* Without one, or with an unreadable one, the code speaks. */
+    answer(WASMCP_DENIED, NULL);
+    http_call(WASMCP_DENIED, "wasmcp host: the server's policy does not allow this request", &resp, "bare 7");
+    answer(WASMCP_TOO_LONG, NULL);
+    http_call(WASMCP_TOO_LONG, "wasmcp host: the request is too long", &resp, "bare 4");
+    answer(42, NULL);
+    http_call(42, "wasmcp host: error 42", &resp, "unknown code");
+    answer(WASMCP_NETWORK, "{\"error\":");
+    http_call(WASMCP_NETWORK, "wasmcp host: the request failed", &resp, "truncated error answer");
+    answer(WASMCP_DENIED, "{\"error\":7}");
+    http_call(WASMCP_DENIED, "the server's policy does not allow", &resp, "error not a string");
+    answer(WASMCP_DENIED, "{\"error\":\"\"}");
+    http_call(WASMCP_DENIED, "the server's policy does not allow", &resp, "empty error");
+    answer(WASMCP_DENIED, "[\"x\"]");
+    http_call(WASMCP_DENIED, "the server's policy does not allow", &resp, "array answer");
+
+    /* A host that announces less than it has: the buffer is too small. */
+    answer(WASMCP_OK, "{\"status\":200,\"body\":\"0123456789\"}");
+    http_announced = 5;
+    http_call(WASMCP_TOO_LONG, "the answer did not fit the 5 bytes announced for it", &resp, "too small");
+    answer(WASMCP_OK, "{\"status\":200}");
+    http_announced = 5;
+    http_call(WASMCP_TOO_LONG, "did not fit", &resp, "too small again");
+
+    /* A small error buffer: cut, terminated, not overrun, and never inside a
+     * character. */
+    {
+        wasmcp_http_request req = {0};
+        char err[16];
+        req.url = "u";
+        answer(WASMCP_DENIED, "{\"error\":\"a\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\"}");
+        memset(err, 'X', sizeof err);
+        CHECK(wasmcp_http(&req, &resp, err, 5) == WASMCP_DENIED, "small buffer");
+        CHECK(strcmp(err, "a\xc3\xa9") == 0 && err[5] == 'X', "cut to %s", err);
+        memset(err, 'X', sizeof err);
+        CHECK(wasmcp_http(&req, &resp, err, 6) == WASMCP_DENIED, "small buffer");
+        CHECK(strcmp(err, "a\xc3\xa9\xc3\xa9") == 0, "cut to %s", err);
+        memset(err, 'X', sizeof err);
+        CHECK(wasmcp_http(&req, &resp, err, 1) == WASMCP_DENIED && err[0] == '\0' && err[1] == 'X', "1 byte");
+        CHECK(wasmcp_http(&req, &resp, NULL, 0) == WASMCP_DENIED, "no error buffer");
+        answer(WASMCP_DENIED, "{\"error\":\"abcdefghijklmnopqrstuvwxyz\"}");
+        CHECK(wasmcp_http(&req, &resp, err, sizeof err) == WASMCP_DENIED && strcmp(err, "abcdefghijklmno") == 0,
+              "ASCII cut to %s", err);
+    }
+
+    /* Hostile or broken success answers fail cleanly, with -1. */
+    {
+        static const char *const cases[][2] = {
+            {"{\"status\":200,\"body\":\"ab", "unreadable http answer: invalid JSON at byte 24: unterminated string"},
+            {"{\"status\":200", "unreadable http answer: invalid JSON"},
+            {"", "unreadable http answer: there is none"},
+            {"[]", "unreadable http answer: not a JSON object"},
+            {"\"ok\"", "not a JSON object"},
+            {"{\"status\":\"200\"}", "status is not an HTTP status"},
+            {"{\"status\":2.5}", "status is not an HTTP status"},
+            {"{\"status\":-1}", "status is not an HTTP status"},
+            {"{\"status\":1e400}", "status is not an HTTP status"},
+            {"{\"status\":99999999999999999999999}", "status is not an HTTP status"},
+            {"{\"status\":true}", "status is not an HTTP status"},
+            {"{\"status\":200,\"headers\":[]}", "headers is not an object"},
+            {"{\"status\":200,\"headers\":\"a\"}", "headers is not an object"},
+            {"{\"status\":200,\"headers\":{\"A\":\"b\",\"C\":1}}", "a header's value is not a string"},
+            {"{\"status\":200,\"headers\":{\"A\":\"b\"},\"body\":5}", "body is not a string"},
+            {"{\"status\":200,\"body\":[\"x\"]}", "body is not a string"},
+            {"{\"status\":200,\"body_base64\":7}", "body_base64 is not a string"},
+            {"{\"status\":200,\"body_base64\":\"abc\"}", "body_base64 is not base64"},
+            {"{\"status\":200,\"body_base64\":\"ab=c\"}", "body_base64 is not base64"},
+            {"{\"status\":200,\"body_base64\":\"=abc\"}", "body_base64 is not base64"},
+            {"{\"status\":200,\"body_base64\":\"Zg==Zg==\"}", "body_base64 is not base64"},
+            {"{\"status\":200,\"body_base64\":\"Z===\"}", "body_base64 is not base64"},
+            {"{\"status\":200,\"body_base64\":\"Zm9v!A==\"}", "body_base64 is not base64"},
+            {"{\"status\":200,\"body_base64\":\"Zm9v\\u0000A==\"}", "body_base64 is not base64"},
+            {"{\"status\":200,\"body\":\"\xff\"}", "invalid UTF-8"},
+        };
+        size_t k;
+        for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+            answer(WASMCP_OK, cases[k][0]);
+            http_call(-1, cases[k][1], &resp, cases[k][0]);
+            wasmcp_http_free(&resp);
+        }
+        answer_n(WASMCP_OK, "{\"status\":200}\0", 15);
+        http_call(-1, "unexpected data after the value", &resp, "NUL after the answer");
+    }
+
+    /* Mutated answers: whatever the host sends, no out-of-bounds access,
+     * no leak, and either a response or a message. */
+    {
+        static const char seed[] = "{\"status\":200,\"headers\":{\"A\":\"b\\u00e9\",\"Content-Type\":\"x\"},"
+                                   "\"body\":\"\\ud83d\\ude00x\",\"body_base64\":\"Zm9vYg==\"}";
+        static const char alphabet[] = "{}[]\",:0\\u=Zg+/ab\xc3\xa9\xff";
+        char doc[sizeof seed + 8];
+        unsigned rnd = 11;
+        size_t k, ok = 0;
+#define RAND() (rnd = rnd * 1103515245u + 12345u, (size_t)(rnd >> 16))
+        for (k = 0; k < 20000; k++) {
+            wasmcp_http_request req = {0};
+            size_t len = sizeof seed - 1, at = RAND() % len;
+            char err[64];
+            int r;
+            memcpy(doc, seed, len);
+            if (RAND() % 2)
+                doc[at] = alphabet[RAND() % (sizeof alphabet - 1)];
+            else
+                len = at; /* truncated */
+            answer_n(RAND() % 4 ? WASMCP_OK : WASMCP_DENIED, doc, len);
+            req.url = "u";
+            r = wasmcp_http(&req, &resp, err, sizeof err);
+            if (r == WASMCP_OK) {
+                ok++;
+                wasmcp_http_find_header(&resp, "content-type");
+            } else {
+                CHECK(err[0] != '\0' && resp.body == NULL, "mutant %.*s: code %d without a message", (int)len, doc, r);
+            }
+            wasmcp_http_free(&resp);
+        }
+#undef RAND
+        CHECK(ok > 1000, "only %zu mutated answers were read", ok);
+    }
+    free(http_sent);
+    http_sent = NULL;
+}
+
 /* ---- Modes driven from Go ------------------------------------------------ */
 
 static void reencode(wasmcp_out *o, wasmcp_json v)
@@ -798,6 +1132,8 @@ int main(int argc, char **argv)
     test_random();
     test_writer();
     test_host();
+    test_http_request();
+    test_http_answers();
     test_utf8();
     printf("%d checks, %d failed\n", checks, failures);
     return failures ? 1 : 0;

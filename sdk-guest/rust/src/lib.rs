@@ -29,16 +29,18 @@
 //!
 //! Build with `cargo build --release --target wasm32-wasi` (`wasm32-wasip1`
 //! on Rust 1.78 and later). Natively the crate builds too, with [`log`] and
-//! [`progress`] writing to stderr, so a tool's logic can be tested with
-//! `cargo test`.
+//! [`progress`] writing to stderr and [`http`] refused unless a test stands
+//! in for the host ([`set_http_stand_in`]), so a tool's logic can be tested
+//! with `cargo test`.
 
+use std::collections::BTreeMap;
 use std::fmt::{self, Display};
 use std::io::{self, Read, Write};
 use std::panic::{self, AssertUnwindSafe};
 
 use serde::de::DeserializeOwned;
 use serde::{Serialize, Serializer};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// The call succeeded: stdout holds the result.
 pub const EXIT_OK: i32 = 0;
@@ -486,6 +488,289 @@ fn truncate(s: &str) -> &str {
     &s[..end]
 }
 
+/// An HTTP request for the host to make on the tool's behalf. A tool has no
+/// network of its own: the host checks every request against the operator's
+/// policy (docs/abi.md, "Permissions").
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HttpRequest {
+    /// `GET` when empty.
+    pub method: String,
+    pub url: String,
+    pub headers: BTreeMap<String, String>,
+    /// `None` sends no body. Bytes that are not UTF-8 travel base64-encoded.
+    pub body: Option<Vec<u8>>,
+    /// Names a secret the operator bound to the URL's host: the host adds it
+    /// (typically as an `Authorization` header), and the tool never sees its
+    /// value.
+    pub secret: Option<String>,
+}
+
+impl HttpRequest {
+    /// A GET request for `url`; set the other fields as needed.
+    pub fn get(url: impl Into<String>) -> HttpRequest {
+        HttpRequest {
+            url: url.into(),
+            ..HttpRequest::default()
+        }
+    }
+}
+
+/// What the host got back: any HTTP status, including errors.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HttpResponse {
+    pub status: u16,
+    pub headers: BTreeMap<String, String>,
+    /// Exactly the response's bytes.
+    pub body: Vec<u8>,
+}
+
+impl HttpResponse {
+    /// The value of the header called `name`, in any case.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// A request the host refused (`denied`: the operator's policy does not allow
+/// it) or could not complete. The message says what was missing or what went
+/// wrong, in words to pass on to the model.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HttpError {
+    pub denied: bool,
+    pub message: String,
+}
+
+impl Display for HttpError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for HttpError {}
+
+// The host's codes for HTTP (docs/abi.md).
+const DENIED: i32 = 7;
+
+#[derive(Serialize)]
+struct WireRequest<'a> {
+    method: &'a str,
+    url: &'a str,
+    #[serde(skip_serializing_if = "no_headers")]
+    headers: &'a BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    body: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    body_base64: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    secret: Option<&'a str>,
+}
+
+fn no_headers(h: &&BTreeMap<String, String>) -> bool {
+    h.is_empty()
+}
+
+/// Has the host make an HTTP request. Any HTTP status is a response; an
+/// `Err` is a request the operator's policy does not allow (`denied`), one
+/// that failed (network, timeout, size), or one the host found invalid.
+///
+/// ```no_run
+/// # fn f() -> Result<String, wasmcp_guest::HttpError> {
+/// let mut req = wasmcp_guest::HttpRequest::get("https://api.github.com/zen");
+/// req.secret = Some("github".to_string());
+/// let resp = wasmcp_guest::http(&req)?;
+/// Ok(String::from_utf8_lossy(&resp.body).into_owned())
+/// # }
+/// ```
+pub fn http(req: &HttpRequest) -> Result<HttpResponse, HttpError> {
+    let body = req.body.as_deref();
+    let text = body.and_then(|b| std::str::from_utf8(b).ok());
+    let wire = WireRequest {
+        method: if req.method.is_empty() {
+            "GET"
+        } else {
+            &req.method
+        },
+        url: &req.url,
+        headers: &req.headers,
+        body: text,
+        body_base64: match (body, text) {
+            (Some(b), None) => Some(base64(b)),
+            _ => None,
+        },
+        secret: req.secret.as_deref().filter(|s| !s.is_empty()),
+    };
+    let data = serde_json::to_vec(&wire).map_err(|e| HttpError {
+        denied: false,
+        message: format!("encoding the http request: {}", e),
+    })?;
+    let (code, answer) = host::http(&data);
+    read_answer(code, &answer)
+}
+
+/// Makes a request through the two host functions: the answer waits in the
+/// host until taken, sized first so that the buffer fits it.
+#[cfg_attr(not(any(target_arch = "wasm32", test)), allow(dead_code))]
+fn exchange(
+    req: &[u8],
+    request: impl FnOnce(&[u8], &mut u32) -> i32,
+    response: impl FnOnce(&mut [u8]) -> i32,
+) -> (i32, Vec<u8>) {
+    let mut n = 0u32;
+    let code = request(req, &mut n);
+    if n == 0 {
+        return (code, Vec::new());
+    }
+    let mut buf = vec![0u8; n as usize];
+    match response(&mut buf) {
+        0 => (code, buf),
+        rc => {
+            let why = if rc == 4 {
+                format!(
+                    "wasmcp host: the answer did not fit the {} bytes announced for it",
+                    n
+                )
+            } else {
+                format!("wasmcp host: taking the answer failed with error {}", rc)
+            };
+            (
+                rc,
+                serde_json::json!({ "error": why }).to_string().into_bytes(),
+            )
+        }
+    }
+}
+
+// Reads the host's answer. A refusal's message comes from its "error", or
+// from the code when there is none; a success answer is trusted no further
+// than any JSON.
+fn read_answer(code: i32, answer: &[u8]) -> Result<HttpResponse, HttpError> {
+    let parsed = serde_json::from_slice::<Value>(answer);
+    if code != 0 {
+        let given = match &parsed {
+            Ok(v) => v.get("error").and_then(Value::as_str).unwrap_or(""),
+            Err(_) => "",
+        };
+        let message = if given.is_empty() {
+            format!("wasmcp host: {}", http_code_text(code))
+        } else {
+            given.to_string()
+        };
+        return Err(HttpError {
+            denied: code == DENIED,
+            message,
+        });
+    }
+    let unreadable = |what: &str| HttpError {
+        denied: false,
+        message: format!("wasmcp host: unreadable http answer: {}", what),
+    };
+    let a = match parsed {
+        Ok(Value::Object(a)) => a,
+        Ok(_) => return Err(unreadable("not a JSON object")),
+        Err(_) if answer.is_empty() => return Err(unreadable("there is none")),
+        Err(e) => return Err(unreadable(&e.to_string())),
+    };
+    let mut resp = HttpResponse::default();
+    match a.get("status") {
+        None | Some(Value::Null) => {}
+        Some(s) => match s.as_u64().filter(|n| *n <= 999) {
+            Some(n) => resp.status = n as u16,
+            None => return Err(unreadable("status is not an HTTP status")),
+        },
+    }
+    match a.get("headers") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(h)) => {
+            resp.headers =
+                string_map(h).ok_or_else(|| unreadable("a header's value is not a string"))?
+        }
+        Some(_) => return Err(unreadable("headers is not an object")),
+    }
+    // null counts as absent, as encoding/json reads it.
+    let member = |k: &str| a.get(k).filter(|v| !v.is_null());
+    match (member("body"), member("body_base64")) {
+        (Some(Value::String(b)), _) => resp.body = b.clone().into_bytes(),
+        (Some(_), _) => return Err(unreadable("body is not a string")),
+        (None, Some(Value::String(b))) => {
+            resp.body = base64_decode(b).ok_or_else(|| unreadable("body_base64 is not base64"))?
+        }
+        (None, Some(_)) => return Err(unreadable("body_base64 is not a string")),
+        (None, None) => {}
+    }
+    Ok(resp)
+}
+
+// What a refusal means when the host gave no answer saying so.
+fn http_code_text(code: i32) -> String {
+    let what = match code {
+        1 => "the request is outside the module's memory",
+        2 => "invalid request",
+        4 => "the request is too long",
+        DENIED => "the server's policy does not allow this request",
+        8 => "the request failed",
+        n => return format!("error {}", n),
+    };
+    what.to_string()
+}
+
+fn string_map(m: &Map<String, Value>) -> Option<BTreeMap<String, String>> {
+    m.iter()
+        .map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
+        .collect()
+}
+
+// Padded standard base64, as the ABI's body_base64 carries.
+fn base64_decode(s: &str) -> Option<Vec<u8>> {
+    fn digit(c: u8) -> Option<u32> {
+        let d = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        };
+        Some(d as u32)
+    }
+    let b = s.as_bytes();
+    if b.len() % 4 != 0 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(b.len() / 4 * 3);
+    for (i, q) in b.chunks(4).enumerate() {
+        let pad = q.iter().rev().take_while(|&&c| c == b'=').count();
+        if pad > 2 || (pad > 0 && (i + 1) * 4 != b.len()) {
+            return None;
+        }
+        let mut n = 0u32;
+        for &c in &q[..4 - pad] {
+            n = n << 6 | digit(c)?;
+        }
+        n <<= 6 * pad as u32;
+        out.push((n >> 16) as u8);
+        if pad < 2 {
+            out.push((n >> 8) as u8);
+        }
+        if pad < 1 {
+            out.push(n as u8);
+        }
+    }
+    Some(out)
+}
+
+/// Native builds only: stands in for the host's HTTP on the current thread,
+/// so that tests can give a tool canned answers. `f` gets the request's JSON
+/// and returns the host's code and answer, as docs/abi.md describes them.
+/// Without a stand-in every request is refused as denied, since natively
+/// there is no host.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn set_http_stand_in(f: impl FnMut(&[u8]) -> (i32, Vec<u8>) + 'static) {
+    host::HTTP.with(|h| *h.borrow_mut() = Some(Box::new(f)));
+}
+
 #[cfg(target_arch = "wasm32")]
 mod host {
     #[link(wasm_import_module = "wasmcp")]
@@ -494,6 +779,20 @@ mod host {
         fn wasmcp_log(level: i32, msg: *const u8, len: usize) -> i32;
         #[link_name = "progress"]
         fn wasmcp_progress(progress: f64, total: f64, msg: *const u8, len: usize) -> i32;
+        #[link_name = "http_request"]
+        fn wasmcp_http_request(req: *const u8, len: usize, answer_len: *mut u32) -> i32;
+        #[link_name = "http_response"]
+        fn wasmcp_http_response(buf: *mut u8, len: usize) -> i32;
+    }
+
+    pub fn http(req: &[u8]) -> (i32, Vec<u8>) {
+        // SAFETY: the host reads the request and writes the answer's length
+        // and the answer only within the slices given.
+        super::exchange(
+            req,
+            |r, n| unsafe { wasmcp_http_request(r.as_ptr(), r.len(), n) },
+            |b| unsafe { wasmcp_http_response(b.as_mut_ptr(), b.len()) },
+        )
     }
 
     pub fn log(level: super::Level, msg: &str) -> i32 {
@@ -512,6 +811,24 @@ mod host {
 // shows them.
 #[cfg(not(target_arch = "wasm32"))]
 mod host {
+    use std::cell::RefCell;
+
+    type StandIn = Box<dyn FnMut(&[u8]) -> (i32, Vec<u8>)>;
+
+    thread_local! {
+        pub static HTTP: RefCell<Option<StandIn>> = RefCell::new(None);
+    }
+
+    pub fn http(req: &[u8]) -> (i32, Vec<u8>) {
+        HTTP.with(|h| match h.borrow_mut().as_mut() {
+            Some(f) => f(req),
+            None => (
+                super::DENIED,
+                br#"{"error":"no wasmcp host: HTTP needs the tool to run under wasmcp"}"#.to_vec(),
+            ),
+        })
+    }
+
     pub fn log(level: super::Level, msg: &str) -> i32 {
         eprintln!("[{}] {}", level.name(), msg);
         0
@@ -524,5 +841,95 @@ mod host {
             eprintln!("[progress {}/{}] {}", progress, total, msg);
         }
         0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // The two-step exchange is the wasm32 path, tested here with closures in
+    // the host's place.
+    #[test]
+    fn exchange_sizes_then_takes() {
+        let answer = br#"{"status":200}"#;
+        let (code, got) = exchange(
+            b"req",
+            |r, n| {
+                assert_eq!(r, b"req");
+                *n = answer.len() as u32;
+                0
+            },
+            |b| {
+                b.copy_from_slice(answer);
+                0
+            },
+        );
+        assert_eq!((code, got.as_slice()), (0, &answer[..]));
+
+        // No answer: http_response is not called.
+        let (code, got) = exchange(b"", |_, _| 4, |_| panic!("called"));
+        assert_eq!((code, got.len()), (4, 0));
+    }
+
+    #[test]
+    fn exchange_buffer_too_small() {
+        // A host that announces fewer bytes than it has refuses the buffer.
+        let (code, got) = exchange(
+            b"req",
+            |_, n| {
+                *n = 5;
+                0
+            },
+            |b| if b.len() < 14 { 4 } else { 0 },
+        );
+        assert_eq!(code, 4);
+        let err = read_answer(code, &got).unwrap_err();
+        assert_eq!(
+            err.message,
+            "wasmcp host: the answer did not fit the 5 bytes announced for it"
+        );
+        assert!(!err.denied);
+
+        let (code, got) = exchange(
+            b"req",
+            |_, n| {
+                *n = 9;
+                7
+            },
+            |_| 1,
+        );
+        let err = read_answer(code, &got).unwrap_err();
+        assert_eq!(
+            err.message,
+            "wasmcp host: taking the answer failed with error 1"
+        );
+    }
+
+    #[test]
+    fn base64_both_ways() {
+        for data in [
+            &b""[..],
+            b"f",
+            b"fo",
+            b"foo",
+            b"foob",
+            &[0, 0xff, 0xfe, b'a'],
+            &[0xfb, 0xff, 0xbf],
+        ] {
+            assert_eq!(base64_decode(&base64(data)).as_deref(), Some(data));
+        }
+        for bad in [
+            "abc",
+            "ab=c",
+            "=abc",
+            "Zg==Zg==",
+            "Z===",
+            "Zm9v!A==",
+            "Zm9v\u{e9}A=",
+            "====",
+        ] {
+            assert_eq!(base64_decode(bad), None, "{:?}", bad);
+        }
     }
 }

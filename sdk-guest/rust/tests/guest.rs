@@ -355,3 +355,236 @@ fn host_errors_read_well() {
     );
     assert_eq!(HostError(99).to_string(), "wasmcp host: error 99");
 }
+
+// HTTP: a stand-in host records each request and gives a canned answer.
+// Stand-ins are per thread, and each test runs on its own.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+fn stand_in(code: i32, answer: &str) -> Rc<RefCell<Vec<Value>>> {
+    let sent = Rc::new(RefCell::new(Vec::new()));
+    let log = sent.clone();
+    let answer = answer.as_bytes().to_vec();
+    set_http_stand_in(move |req| {
+        log.borrow_mut().push(serde_json::from_slice(req).unwrap());
+        (code, answer.clone())
+    });
+    sent
+}
+
+fn answer(code: i32, answer: &str) -> Result<HttpResponse, HttpError> {
+    stand_in(code, answer);
+    http(&HttpRequest::get("https://x.test/"))
+}
+
+#[test]
+fn http_request_encoding() {
+    let sent = stand_in(0, r#"{"status":200}"#);
+    http(&HttpRequest::get("https://x.test/?q=\"a\"")).unwrap();
+    let mut req = HttpRequest {
+        method: "POST".into(),
+        url: "https://x.test/".into(),
+        body: Some("{\"a\":\"h\u{e9}\\n\"}\n\u{1}".into()),
+        secret: Some("github".into()),
+        ..HttpRequest::default()
+    };
+    req.headers
+        .insert("Accept".into(), "application/json".into());
+    req.headers.insert("X-\"Q\"".into(), "tab\there".into());
+    http(&req).unwrap();
+    req.headers.clear();
+    req.secret = Some(String::new());
+    req.body = Some(Vec::new());
+    http(&req).unwrap();
+    req.body = Some(vec![0, 0xff, 0xfe, b'a']);
+    http(&req).unwrap();
+    req.body = Some(b"a\0b".to_vec());
+    http(&req).unwrap();
+    let want = [
+        json!({"method": "GET", "url": "https://x.test/?q=\"a\""}),
+        json!({"method": "POST", "url": "https://x.test/",
+               "headers": {"Accept": "application/json", "X-\"Q\"": "tab\there"},
+               "body": "{\"a\":\"h\u{e9}\\n\"}\n\u{1}", "secret": "github"}),
+        json!({"method": "POST", "url": "https://x.test/", "body": ""}),
+        json!({"method": "POST", "url": "https://x.test/", "body_base64": "AP/+YQ=="}),
+        json!({"method": "POST", "url": "https://x.test/", "body": "a\u{0}b"}),
+    ];
+    assert_eq!(*sent.borrow(), want);
+}
+
+#[test]
+fn http_request_wire_text() {
+    // The exact bytes, escapes and member order included.
+    let seen = Rc::new(RefCell::new(String::new()));
+    let s = seen.clone();
+    set_http_stand_in(move |req| {
+        *s.borrow_mut() = String::from_utf8(req.to_vec()).unwrap();
+        (0, br#"{"status":200}"#.to_vec())
+    });
+    let mut req = HttpRequest::get("https://x.test/");
+    req.headers.insert("A".into(), "\"\\\u{7}".into());
+    req.body = Some(vec![0xff]);
+    req.secret = Some("s".into());
+    http(&req).unwrap();
+    assert_eq!(
+        *seen.borrow(),
+        r#"{"method":"GET","url":"https://x.test/","headers":{"A":"\"\\\u0007"},"body_base64":"/w==","secret":"s"}"#
+    );
+}
+
+#[test]
+fn http_success() {
+    let resp = answer(
+        0,
+        r#"{"status":200,"headers":{"Content-Type":"text/plain","X-A":"1"},"body":"h\u00e9llo\n"}"#,
+    )
+    .unwrap();
+    assert_eq!(resp.status, 200);
+    assert_eq!(resp.body, "h\u{e9}llo\n".as_bytes());
+    assert_eq!(resp.header("content-type"), Some("text/plain"));
+    assert_eq!(resp.header("X-A"), Some("1"));
+    assert_eq!(resp.header("X"), None);
+
+    let resp = answer(0, r#"{"status":201,"body_base64":"AP/+YQ=="}"#).unwrap();
+    assert_eq!(
+        (resp.status, resp.body, resp.headers.len()),
+        (201, vec![0, 0xff, 0xfe, b'a'], 0)
+    );
+    for (b64, want) in [("", ""), ("Zg==", "f"), ("Zm8=", "fo"), ("Zm9v", "foo")] {
+        let resp = answer(0, &format!(r#"{{"status":200,"body_base64":"{}"}}"#, b64)).unwrap();
+        assert_eq!(resp.body, want.as_bytes(), "{}", b64);
+    }
+    let resp = answer(0, r#"{"status":204,"headers":null,"extra":[1]}"#).unwrap();
+    assert_eq!((resp.status, resp.body.len()), (204, 0));
+    let resp = answer(
+        0,
+        r#"{"status":200,"body":"a\u0000b","body_base64":"eA=="}"#,
+    )
+    .unwrap();
+    assert_eq!(resp.body, b"a\0b", "body wins over body_base64");
+}
+
+#[test]
+fn http_refusals() {
+    let err = answer(
+        7,
+        r#"{"error":"http requests to https://x.test/: this tool has no http grant"}"#,
+    )
+    .unwrap_err();
+    assert!(err.denied);
+    assert_eq!(
+        err.to_string(),
+        "http requests to https://x.test/: this tool has no http grant"
+    );
+    let err = answer(8, r#"{"error":"dial tcp: i/o timeout"}"#).unwrap_err();
+    assert_eq!(
+        err,
+        HttpError {
+            denied: false,
+            message: "dial tcp: i/o timeout".into()
+        }
+    );
+    // Without a readable message, the code speaks.
+    let cases = [
+        (
+            7,
+            "",
+            true,
+            "wasmcp host: the server's policy does not allow this request",
+        ),
+        (
+            7,
+            r#"{"error":""}"#,
+            true,
+            "wasmcp host: the server's policy does not allow this request",
+        ),
+        (
+            7,
+            r#"{"error":7}"#,
+            true,
+            "wasmcp host: the server's policy does not allow this request",
+        ),
+        (8, r#"{"error":"#, false, "wasmcp host: the request failed"),
+        (4, "", false, "wasmcp host: the request is too long"),
+        (2, "[]", false, "wasmcp host: invalid request"),
+        (42, "", false, "wasmcp host: error 42"),
+    ];
+    for (code, ans, denied, msg) in cases {
+        let err = answer(code, ans).unwrap_err();
+        assert_eq!(
+            (err.denied, err.message.as_str()),
+            (denied, msg),
+            "{} {}",
+            code,
+            ans
+        );
+    }
+}
+
+#[test]
+fn http_hostile_answers() {
+    let cases = [
+        (
+            r#"{"status":200,"body":"ab"#,
+            "unreadable http answer: EOF while parsing a string",
+        ),
+        ("", "unreadable http answer: there is none"),
+        ("[]", "unreadable http answer: not a JSON object"),
+        (r#"{"status":"200"}"#, "status is not an HTTP status"),
+        (r#"{"status":2.5}"#, "status is not an HTTP status"),
+        (r#"{"status":-1}"#, "status is not an HTTP status"),
+        (r#"{"status":1000}"#, "status is not an HTTP status"),
+        (r#"{"status":200,"headers":[]}"#, "headers is not an object"),
+        (
+            r#"{"status":200,"headers":{"A":"b","C":1}}"#,
+            "a header's value is not a string",
+        ),
+        (r#"{"status":200,"body":5}"#, "body is not a string"),
+        (
+            r#"{"status":200,"body_base64":7}"#,
+            "body_base64 is not a string",
+        ),
+        (
+            r#"{"status":200,"body_base64":"abc"}"#,
+            "body_base64 is not base64",
+        ),
+        (
+            r#"{"status":200,"body_base64":"Zg==Zg=="}"#,
+            "body_base64 is not base64",
+        ),
+        (
+            r#"{"status":200,"body_base64":"Zm9v!A=="}"#,
+            "body_base64 is not base64",
+        ),
+        (
+            "{\"status\":200,\"body\":\"\u{0}\"}",
+            "unreadable http answer: control character",
+        ),
+    ];
+    for (ans, want) in cases {
+        let err = answer(0, ans).unwrap_err();
+        assert!(!err.denied, "{}", ans);
+        assert!(
+            err.message.starts_with("wasmcp host: ") && err.message.contains(want),
+            "{}: {}",
+            ans,
+            err.message
+        );
+    }
+    // Not UTF-8.
+    set_http_stand_in(|_| (0, b"{\"status\":200,\"body\":\"\xff\"}".to_vec()));
+    let err = http(&HttpRequest::get("u")).unwrap_err();
+    assert!(err.message.contains("unreadable http answer"), "{}", err);
+}
+
+#[test]
+fn http_without_a_host() {
+    // No stand-in set on this thread: natively there is no host.
+    let err = http(&HttpRequest::get("https://x.test/")).unwrap_err();
+    assert!(err.denied);
+    assert_eq!(
+        err.message,
+        "no wasmcp host: HTTP needs the tool to run under wasmcp"
+    );
+}
