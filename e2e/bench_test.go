@@ -142,3 +142,34 @@ func peakRSS(b *testing.B, s *server) float64 {
 	b.Fatal("no VmHWM in /proc status")
 	return 0
 }
+
+// BenchmarkThinkTime calls calculate (a Go guest) the way an agent does:
+// with a pause between calls while the model thinks (20 ms here; seconds in
+// practice). The pause is outside the timer. With --prewarm (the default)
+// each call finds its fresh instance already started; with --prewarm 0 it
+// pays the Go runtime's start-up.
+//
+//	go test -run '^$' -bench ThinkTime -benchtime 100x ./e2e/
+func BenchmarkThinkTime(b *testing.B) {
+	writeHostile(b)
+	args := map[string]any{"a": 10, "b": 5, "operation": "add"}
+	for _, prewarm := range []string{"8", "0"} {
+		b.Run("prewarm="+prewarm, func(b *testing.B) {
+			cs := connectStdio(b, "2026-07-28", "--prewarm", prewarm)
+			ctx := context.Background()
+			params := &mcp.CallToolParams{Name: "calculate", Arguments: args}
+			if _, err := cs.CallTool(ctx, params); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				b.StopTimer()
+				time.Sleep(20 * time.Millisecond) // the model thinking, not synchronisation
+				b.StartTimer()
+				res, err := cs.CallTool(ctx, params)
+				if err != nil || res.IsError {
+					b.Fatalf("call: %v %v", err, res)
+				}
+			}
+		})
+	}
+}

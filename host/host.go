@@ -64,6 +64,9 @@ type Options struct {
 	// LookupEnv reads the server's environment for grants that pass a
 	// variable on; nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// Prewarm keeps up to this many instances started ahead of their calls,
+	// one per recently called tool (0: none). See prewarm.go.
+	Prewarm int
 }
 
 // EgressLimits bound one call's HTTP requests.
@@ -88,6 +91,7 @@ type Host struct {
 	logArgs      bool
 	policy       *policy.Policy
 	lookupEnv    func(string) (string, bool)
+	prewarm      *prewarm
 
 	reloadMu sync.Mutex // one reload at a time
 	onChange []func(old, new *catalog.Catalog)
@@ -113,9 +117,14 @@ func New(engine *sandbox.Engine, cat *catalog.Catalog, opts Options) *Host {
 	}
 	h := &Host{engine: engine, slots: make(chan struct{}, n), queueTimeout: opts.QueueTimeout, log: log, observer: obs,
 		logArgs: opts.LogArguments, policy: opts.Policy, lookupEnv: lookupEnv}
+	h.prewarm = newPrewarm(h, opts.Prewarm)
 	h.catalog.Store(cat)
 	return h
 }
+
+// Close ends the instances prepared ahead of calls. Call it before closing
+// the engine.
+func (h *Host) Close() { h.prewarm.close() }
 
 // Catalog returns the tools the host serves now.
 func (h *Host) Catalog() *catalog.Catalog { return h.catalog.Load() }
@@ -142,6 +151,7 @@ func (h *Host) Reload(ctx context.Context, dir string, opts catalog.Options) err
 		return err
 	}
 	h.catalog.Store(cat)
+	h.prewarm.forget(unused)
 	catalog.Retire(unused)
 	h.observer.Loaded(len(cat.Modules), len(cat.Errors))
 	cat.Warm(ctx, h.log)
@@ -216,7 +226,17 @@ func (h *Host) call(ctx context.Context, t *catalog.Tool, args json.RawMessage, 
 	if err != nil {
 		return errorResult(err.Error()), outcome{kind: observe.Busy, queued: queued}
 	}
-	defer release()
+	// The slot passes to the preparation of the tool's next instance, if
+	// any, so that the call's answer does not wait for it and preparing
+	// stays within the concurrency bound.
+	var next func()
+	defer func() {
+		if next == nil {
+			release()
+			return
+		}
+		go func() { next(); release() }()
+	}()
 
 	prog, err := t.Module.Compiled(ctx)
 	if err != nil {
@@ -225,25 +245,29 @@ func (h *Host) call(ctx context.Context, t *catalog.Tool, args json.RawMessage, 
 		}
 		return errorResult(fmt.Sprintf("%s cannot run: module %s failed to compile: %v", t.Spec.Name, t.Module.Stem, err)), outcome{kind: observe.CompileFailed, queued: queued}
 	}
-	perm := h.policy.For(t.Module.Stem, t.Module.SHA256, t.Spec.Name, t.Module.Manifest.Permissions, h.lookupEnv)
+	r, perm := h.runFor(t)
 	if len(perm.Missing) > 0 {
 		h.log.Warn("permissions not granted", "tool", t.Spec.Name, "missing", perm.Missing)
 	}
-	r := sandbox.Run{
-		Args:     []string{t.Module.Stem, t.Spec.Name},
-		Stdin:    args,
-		Limits:   t.Module.Limits,
-		Reporter: rep,
-		Env:      perm.Env,
-	}
-	for _, m := range perm.Mounts {
-		r.Mounts = append(r.Mounts, sandbox.Mount{Host: m.Host, Guest: m.Guest, Write: m.Write})
-	}
+	r.Stdin, r.Reporter = args, rep
 	if len(perm.HTTP.Rules) > 0 {
 		r.HTTP = egress.NewClient(perm.HTTP, EgressLimits, net.DefaultResolver)
 	}
 	h.log.Debug("run started", "tool", t.Spec.Name)
-	run := prog.Run(ctx, h.engine, r)
+	var run sandbox.Outcome
+	if p := h.prewarm.take(t); p != nil {
+		h.log.Debug("using a prepared instance", "tool", t.Spec.Name)
+		run = p.Start(ctx, r.Stdin, r.Reporter, r.HTTP)
+		t.Module.Release()
+	} else {
+		run = prog.Run(ctx, h.engine, r)
+	}
+	// Only a tool that just ran cleanly gets an instance ahead: one that
+	// failed or was cancelled may well fail again, and should not hold a
+	// slot meanwhile.
+	if run.Failure == nil && h.prewarm.wanted(t) {
+		next = func() { h.prewarm.refill(t, prog, r) }
+	}
 	if len(run.Denials) > 0 {
 		h.log.Warn("permission denied", "tool", t.Spec.Name, "denied", run.Denials)
 	}
@@ -260,6 +284,22 @@ func (h *Host) call(ctx context.Context, t *catalog.Tool, args json.RawMessage, 
 		res = denied(res, perm.Missing, run.Denials)
 	}
 	return res, outcome{kind: kind, peak: run.PeakMemory, queued: queued}
+}
+
+// runFor is what a call of t is started with, bar its arguments, reporter
+// and HTTP client: the same for every call of t while the policy stands, so
+// an instance can be prepared with it ahead of the call.
+func (h *Host) runFor(t *catalog.Tool) (sandbox.Run, policy.Effective) {
+	perm := h.policy.For(t.Module.Stem, t.Module.SHA256, t.Spec.Name, t.Module.Manifest.Permissions, h.lookupEnv)
+	r := sandbox.Run{
+		Args:   []string{t.Module.Stem, t.Spec.Name},
+		Limits: t.Module.Limits,
+		Env:    perm.Env,
+	}
+	for _, m := range perm.Mounts {
+		r.Mounts = append(r.Mounts, sandbox.Mount{Host: m.Host, Guest: m.Guest, Write: m.Write})
+	}
+	return r, perm
 }
 
 // serverLog copies a tool's reports into the server's log, then passes them

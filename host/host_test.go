@@ -136,9 +136,10 @@ func newFixture(t *testing.T, modules map[string]module, opts Options) *fixture 
 // recorder is a slog.Handler that keeps every record and signals each "run
 // started" message, so tests can wait for a run without sleeping.
 type recorder struct {
-	mu      sync.Mutex
-	records []record
-	started chan string // tool names, as runs start
+	mu       sync.Mutex
+	records  []record
+	started  chan string // tool names, as runs start
+	prepared chan string // tool names, as instances are prepared ahead
 }
 
 type record struct {
@@ -146,7 +147,9 @@ type record struct {
 	attrs map[string]string
 }
 
-func newRecorder() *recorder { return &recorder{started: make(chan string, 64)} }
+func newRecorder() *recorder {
+	return &recorder{started: make(chan string, 64), prepared: make(chan string, 64)}
+}
 
 func (r *recorder) Enabled(context.Context, slog.Level) bool { return true }
 func (r *recorder) WithAttrs([]slog.Attr) slog.Handler       { return r }
@@ -161,8 +164,11 @@ func (r *recorder) Handle(_ context.Context, rec slog.Record) error {
 	r.mu.Lock()
 	r.records = append(r.records, record{rec.Message, attrs})
 	r.mu.Unlock()
-	if rec.Message == "run started" {
+	switch rec.Message {
+	case "run started":
 		r.started <- attrs["tool"]
+	case "instance prepared":
+		r.prepared <- attrs["tool"]
 	}
 	return nil
 }
@@ -727,6 +733,36 @@ func TestArgumentsAreLoggedOnlyWhenAsked(t *testing.T) {
 		}
 		if got, logged := attrs["arguments"]; logged != logArgs || (logged && got != secret) {
 			t.Errorf("LogArguments %v: arguments in the log = %q (present %v)", logArgs, got, logged)
+		}
+	}
+}
+
+// TestPrewarmedCallsGetFreshPreparedInstances calls a tool twice with
+// prewarming on: the second call runs on an instance prepared after the
+// first, and still gets its own arguments.
+func TestPrewarmedCallsGetFreshPreparedInstances(t *testing.T) {
+	f := newFixture(t, standard(), Options{Prewarm: 4})
+	if got := text(t, call(t, f.host, "text", `{"n":1}`)); got != `{"n":1}` {
+		t.Fatalf("first call = %q", got)
+	}
+	select {
+	case name := <-f.log.prepared:
+		if name != "text" {
+			t.Fatalf("prepared %q", name)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("no instance was prepared after the first call")
+	}
+	if got := text(t, call(t, f.host, "text", `{"n":2}`)); got != `{"n":2}` {
+		t.Fatalf("second call = %q", got)
+	}
+	if f.log.count("using a prepared instance") != 1 {
+		t.Error("the second call did not use the prepared instance")
+	}
+	// A guest that never reads stdin is not prepared, and still works.
+	for i := 0; i < 2; i++ {
+		if res := call(t, f.host, "trap", ""); !res.IsError {
+			t.Fatalf("trap call %d did not fail", i)
 		}
 	}
 }

@@ -32,6 +32,7 @@ type hostFlags struct {
 	logFormat    string
 	logArguments bool
 	policyFile   string
+	prewarm      int
 }
 
 func (f *hostFlags) register(fs *flag.FlagSet) {
@@ -47,6 +48,7 @@ func (f *hostFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fs.BoolVar(&f.logArguments, "log-arguments", false, "add each call's arguments to its log line (they may hold private data)")
+	fs.IntVar(&f.prewarm, "prewarm", 8, "instances to keep started ahead of their calls, one per recently called tool (0: none); each call still gets a fresh one")
 	fs.StringVar(&f.policyFile, "policy", "", "YAML `file` granting tools files, environment, network and secrets (none: tools get none)")
 	addConfigFlag(fs)
 }
@@ -71,6 +73,8 @@ func (f *hostFlags) check() error {
 		return fmt.Errorf("--memory must be at least 64KiB (one Wasm page)")
 	case f.output <= 0:
 		return fmt.Errorf("--output must be positive")
+	case f.prewarm < 0:
+		return fmt.Errorf("--prewarm must not be negative")
 	case f.concurrency < 1:
 		return fmt.Errorf("--concurrency must be at least 1")
 	case f.queueTimeout < 0:
@@ -106,7 +110,10 @@ type loaded struct {
 	catalogOptions catalog.Options
 }
 
-func (l *loaded) close() { l.engine.Close(context.Background()) }
+func (l *loaded) close() {
+	l.host.Close()
+	l.engine.Close(context.Background())
+}
 
 // load reads the tool directory. obs, if not nil, is told about calls,
 // compilations and loads.
@@ -139,6 +146,6 @@ func (f *hostFlags) load(ctx context.Context, stderr io.Writer, obs observe.Obse
 			return nil, err
 		}
 	}
-	h := host.New(engine, cat, host.Options{Concurrency: f.concurrency, QueueTimeout: f.queueTimeout, Logger: log, Observer: obs, LogArguments: f.logArguments, Policy: pol})
+	h := host.New(engine, cat, host.Options{Concurrency: f.concurrency, QueueTimeout: f.queueTimeout, Logger: log, Observer: obs, LogArguments: f.logArguments, Policy: pol, Prewarm: f.prewarm})
 	return &loaded{engine: engine, host: h, log: log, dir: f.tools, catalogOptions: opts}, nil
 }

@@ -6,10 +6,8 @@ package sandbox
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"strings"
 	"sync"
@@ -17,7 +15,6 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
-	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
 
@@ -199,74 +196,9 @@ var (
 	errTimeLimit   = errors.New("time limit")
 	errStdoutLimit = errors.New("stdout limit")
 	errStderrLimit = errors.New("stderr limit")
+	errCancelled   = errors.New("cancelled by the caller")
+	errDiscarded   = errors.New("prepared instance discarded")
 )
-
-// Run instantiates a fresh instance, runs _start and tears the instance down.
-// It never panics: a panic inside the engine becomes an internal Failure.
-func (c *Compiled) Run(ctx context.Context, e *Engine, r Run) (out Outcome) {
-	start := time.Now()
-	mem := &meter{limit: uint64(r.Limits.Memory)}
-	defer func() {
-		out.Duration = time.Since(start)
-		out.PeakMemory = int64(mem.peak)
-		if p := recover(); p != nil {
-			out.Failure = memoryOrInternal(mem, fmt.Errorf("engine panic: %v", p))
-		}
-	}()
-
-	if need := c.minPages * pageSize; need > mem.limit {
-		return Outcome{Failure: &Failure{
-			Kind:   MemoryLimit,
-			Detail: fmt.Sprintf("the module needs %s of memory to start; the limit is %s", bytesText(need), bytesText(mem.limit)),
-		}}
-	}
-
-	runCtx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	runCtx, cancelTimeout := context.WithTimeoutCause(runCtx, r.Limits.Timeout, errTimeLimit)
-	defer cancelTimeout()
-	runCtx = experimental.WithMemoryAllocator(runCtx, mem)
-	state := &runState{reporter: r.Reporter, lastProgress: math.Inf(-1), http: r.HTTP}
-	runCtx = context.WithValue(runCtx, runStateKey{}, state)
-	defer func() { out.Denials = state.denials }()
-
-	stdout := &cappedBuffer{limit: r.Limits.Output, onFull: func() { cancel(errStdoutLimit) }}
-	stderr := &cappedBuffer{limit: r.Limits.Output, onFull: func() { cancel(errStderrLimit) }}
-	cfg := wazero.NewModuleConfig().
-		WithName(""). // anonymous, so instances of one module can run at once
-		WithArgs(r.Args...).
-		WithStdin(bytes.NewReader(r.Stdin)).
-		WithStdout(stdout).
-		WithStderr(stderr).
-		WithSysWalltime().
-		WithSysNanotime().
-		WithNanosleep(sleeper(runCtx)).
-		WithRandSource(rand.Reader).
-		WithStartFunctions("_start")
-	for k, v := range r.Env {
-		cfg = cfg.WithEnv(k, v)
-	}
-	if len(r.Mounts) > 0 {
-		fsc := wazero.NewFSConfig().(sysfs.FSConfig)
-		for _, m := range r.Mounts {
-			cfs, err := newConfinedFS(m)
-			if err != nil {
-				return Outcome{Failure: &Failure{Kind: Internal, Detail: fmt.Sprintf("the directory granted at %s cannot be opened: %v", m.Guest, err)}}
-			}
-			defer cfs.root.Close()
-			fsc = fsc.WithSysFSMount(cfs, m.Guest).(sysfs.FSConfig)
-		}
-		cfg = cfg.WithFSConfig(fsc.(wazero.FSConfig))
-	}
-
-	mod, err := e.rt.InstantiateModule(runCtx, c.cm, cfg)
-	if mod != nil {
-		_ = mod.Close(context.Background())
-	}
-	out.Stdout, out.Stderr = stdout.buf.Bytes(), stderr.buf.Bytes()
-	out.Failure = classify(ctx, runCtx, r.Limits, mem, err)
-	return out
-}
 
 // sleeper is WASI's nanosleep for one run: real time, cut short when the
 // run ends, so a sleeping guest cannot outlive its time limit.
@@ -284,7 +216,7 @@ func sleeper(ctx context.Context) sys.Nanosleep {
 // classify turns how a run ended into a Failure, or nil for success. The
 // cause of a cancelled run is checked first: when the server stops a guest
 // (time, output), the guest's own exit code says nothing.
-func classify(parent, runCtx context.Context, lim Limits, mem *meter, err error) *Failure {
+func classify(runCtx context.Context, lim Limits, mem *meter, err error) *Failure {
 	switch context.Cause(runCtx) {
 	case errTimeLimit:
 		return &Failure{Kind: TimeLimit, Detail: fmt.Sprintf("the tool ran longer than its %s time limit and was stopped", lim.Timeout)}
@@ -292,8 +224,7 @@ func classify(parent, runCtx context.Context, lim Limits, mem *meter, err error)
 		return &Failure{Kind: OutputLimit, Detail: fmt.Sprintf("the tool wrote more than %s to stdout and was stopped", bytesText(uint64(lim.Output)))}
 	case errStderrLimit:
 		return &Failure{Kind: OutputLimit, Detail: fmt.Sprintf("the tool wrote more than %s to stderr and was stopped", bytesText(uint64(lim.Output)))}
-	}
-	if parent.Err() != nil {
+	case errCancelled, errDiscarded:
 		return &Failure{Kind: Cancelled, Detail: "the call was cancelled by the client"}
 	}
 	if err == nil {

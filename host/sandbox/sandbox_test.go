@@ -213,3 +213,42 @@ func TestSleepIsRealAndInterruptible(t *testing.T) {
 		t.Fatalf("sleeping past the time limit: %+v", out.Failure)
 	}
 }
+
+func TestPreparedInstanceRunsOneCall(t *testing.T) {
+	e := newEngine(t)
+	c := compile(t, e, "echo")
+	p := c.Prepare(context.Background(), e, Run{Args: []string{"echo", "echo"}, Limits: small})
+	if p == nil {
+		t.Fatal("echo, which reads stdin, could not be prepared")
+	}
+	out := p.Start(context.Background(), []byte(`{"x":1}`), nil, nil)
+	if out.Failure != nil || string(out.Stdout) != `{"x":1}` {
+		t.Fatalf("prepared run: %+v %q", out.Failure, out.Stdout)
+	}
+}
+
+func TestGuestsThatNeverReadStdinAreNotPrepared(t *testing.T) {
+	e := newEngine(t)
+	for _, name := range []string{"probe", "loop", "fail"} {
+		if p := compile(t, e, name).Prepare(context.Background(), e, Run{Limits: small}); p != nil {
+			p.Discard()
+			t.Errorf("%s was prepared, though it never waits for stdin", name)
+		}
+	}
+}
+
+func TestPreparedInstanceCanBeDiscarded(t *testing.T) {
+	e := newEngine(t)
+	c := compile(t, e, "echo")
+	p := c.Prepare(context.Background(), e, Run{Limits: small})
+	if p == nil {
+		t.Fatal("not prepared")
+	}
+	done := make(chan struct{})
+	go func() { p.Discard(); close(done) }()
+	select {
+	case <-done: // Discard returns once the guest has ended
+	case <-time.After(time.Minute):
+		t.Fatal("a discarded instance did not end")
+	}
+}

@@ -52,6 +52,11 @@ type Tool struct {
 	// stdout. It returns them rather than writing them so that a failed call
 	// leaves stdout empty.
 	call func(args []byte) ([]byte, error)
+	// warm does, before the arguments arrive, the one-off work decoding and
+	// encoding would otherwise do during the call (encoding/json builds
+	// its per-type codecs on first use). A host that starts instances
+	// ahead of their calls then runs this before the call is even made.
+	warm func()
 }
 
 // Name returns the tool's name, the one the manifest declares.
@@ -93,7 +98,13 @@ func Result[In any](name string, fn func(In) (*CallResult, error)) Tool {
 // tool wires decoding, the tool's function and an output encoding together;
 // the three constructors differ only in the encoding.
 func tool[In, Out any](name string, fn func(In) (Out, error), write func(Out) ([]byte, error)) Tool {
-	return Tool{name: name, call: func(args []byte) ([]byte, error) {
+	warm := func() {
+		var in In
+		_ = json.Unmarshal([]byte("{}"), &in)
+		var out Out
+		_, _ = json.Marshal(out)
+	}
+	return Tool{name: name, warm: warm, call: func(args []byte) ([]byte, error) {
 		in, err := decode[In](args)
 		if err != nil {
 			return nil, err
@@ -147,6 +158,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, tools []Tool)
 		return ExitUsage
 	}
 
+	if tool.warm != nil {
+		tool.warm()
+	}
 	in, err := io.ReadAll(stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "reading arguments: %v\n", err)
