@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// artifacts are the paths of what the bench builds, all under build/bench.
+type artifacts struct {
+	root     string // the repository
+	out      string // build/bench
+	wasmcp   string
+	nativeGo string
+	cacheDir string // wasmcp's compilation cache, filled before any server starts
+}
+
+func newArtifacts(root string) *artifacts {
+	out := filepath.Join(root, "build", "bench")
+	return &artifacts{
+		root:     root,
+		out:      out,
+		wasmcp:   filepath.Join(out, "bin", "wasmcp"),
+		nativeGo: filepath.Join(out, "bin", "native-go"),
+		cacheDir: filepath.Join(out, "cache"),
+	}
+}
+
+// toolDir is the directory a wasmcp server serves: its one module.
+func (a *artifacts) toolDir(s *server) string { return filepath.Join(a.out, "tools", s.Name) }
+
+func (a *artifacts) run(dir string, argv ...string) error {
+	fmt.Fprintf(os.Stderr, "bench: $ %s\n", strings.Join(argv, " "))
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s: %w", strings.Join(argv, " "), err)
+	}
+	return nil
+}
+
+// build makes what the selected servers need: wasmcp and the modules it
+// serves (with scripts/build-tools, and bench/calculate-c/build for the C
+// calculate), the native Go server, and the native TypeScript server's npm
+// packages.
+func (a *artifacts) build(sel []*server) error {
+	var needWasmcp, needGo, needTS bool
+	var toolNames []string
+	for _, s := range sel {
+		switch s.Impl {
+		case "wasmcp":
+			needWasmcp = true
+			if name, ok := strings.CutPrefix(s.Source, "tools/"); ok {
+				toolNames = append(toolNames, name)
+			}
+		case "go-sdk":
+			needGo = true
+		case "ts-sdk":
+			needTS = true
+		}
+	}
+	if needWasmcp {
+		if err := a.run(a.root, "go", "build", "-trimpath", "-o", a.wasmcp, "./cmd/wasmcp"); err != nil {
+			return err
+		}
+		modules := filepath.Join(a.out, "modules")
+		if len(toolNames) > 0 {
+			args := append([]string{"scripts/build-tools", modules, a.wasmcp}, toolNames...)
+			if err := a.run(a.root, args...); err != nil {
+				return fmt.Errorf("%w (the guest toolchains come from scripts/setup)", err)
+			}
+		}
+		for _, s := range sel {
+			if !s.wasmcp() {
+				continue
+			}
+			module := filepath.Join(modules, filepath.Base(s.Source)+".wasm")
+			if s.Source == "bench/calculate-c" {
+				if err := a.buildCalculateC(module); err != nil {
+					return err
+				}
+			}
+			dir := a.toolDir(s)
+			if err := os.RemoveAll(dir); err != nil {
+				return err
+			}
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+			if err := copyFile(module, filepath.Join(dir, s.Tool+".wasm")); err != nil {
+				return err
+			}
+		}
+	}
+	if needGo {
+		if err := a.run(a.root, "go", "build", "-trimpath", "-o", a.nativeGo, "./bench/native-go"); err != nil {
+			return err
+		}
+	}
+	if needTS {
+		if err := a.npmInstall(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a *artifacts) buildCalculateC(module string) error {
+	raw := filepath.Join(a.out, "tmp", "calculate-c.wasm")
+	if err := os.MkdirAll(filepath.Dir(raw), 0o755); err != nil {
+		return err
+	}
+	if err := a.run(a.root, "bench/calculate-c/build", raw); err != nil {
+		return fmt.Errorf("%w (clang-14 and wasi-libc come from scripts/setup)", err)
+	}
+	return a.run(a.root, a.wasmcp, "pack", "--manifest", "tools/calculate/manifest.json", "-o", module, raw)
+}
+
+// npmInstall runs npm ci in bench/native-ts when the lock file differs from
+// the one last installed (kept as a stamp in node_modules, as scripts/setup
+// does for the AssemblyScript SDK).
+func (a *artifacts) npmInstall() error {
+	dir := filepath.Join(a.root, "bench", "native-ts")
+	lock, err := os.ReadFile(filepath.Join(dir, "package-lock.json"))
+	if err != nil {
+		return err
+	}
+	stamp := filepath.Join(dir, "node_modules", ".wasmcp-installed-lock")
+	if old, err := os.ReadFile(stamp); err == nil && bytes.Equal(old, lock) {
+		return nil
+	}
+	if _, err := exec.LookPath("npm"); err != nil {
+		return fmt.Errorf("native-ts needs Node.js and npm (Debian: nodejs npm): %w", err)
+	}
+	if err := a.run(dir, "npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"); err != nil {
+		return err
+	}
+	return os.WriteFile(stamp, lock, 0o644)
+}
+
+// precompile fills wasmcp's disk cache with every module's native code
+// (`wasmcp list` compiles each module), so that servers start as they do
+// for a user on any run but the very first.
+func (a *artifacts) precompile(sel []*server) error {
+	for _, s := range sel {
+		if !s.wasmcp() {
+			continue
+		}
+		cmd := exec.Command(a.wasmcp, "list", "--tools", a.toolDir(s), "--cache-dir", a.cacheDir)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("wasmcp list --tools %s: %v\n%s", a.toolDir(s), err, out)
+		}
+	}
+	return nil
+}
+
+// check reports what a --no-build run is missing.
+func (a *artifacts) check(sel []*server) error {
+	var need []string
+	for _, s := range sel {
+		switch s.Impl {
+		case "wasmcp":
+			need = append(need, a.wasmcp, filepath.Join(a.toolDir(s), s.Tool+".wasm"))
+		case "go-sdk":
+			need = append(need, a.nativeGo)
+		case "ts-sdk":
+			need = append(need, filepath.Join(a.root, "bench/native-ts/node_modules/.wasmcp-installed-lock"))
+		}
+	}
+	for _, p := range need {
+		if _, err := os.Stat(p); err != nil {
+			return fmt.Errorf("%v: run without --no-build first", err)
+		}
+	}
+	return nil
+}
+
+func copyFile(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
