@@ -16,16 +16,15 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"math"
 	"net/http"
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wasmcp/wasmcp/tools/calculate/calc"
 )
 
 // inputSchema is the one in tools/calculate/manifest.json.
@@ -43,12 +42,6 @@ const inputSchema = `{
   "required": ["a", "b", "operation"],
   "additionalProperties": false
 }`
-
-type args struct {
-	A         float64 `json:"a"`
-	B         float64 `json:"b"`
-	Operation string  `json:"operation"`
-}
 
 func main() {
 	addr := flag.String("http", "", "serve Streamable HTTP at `ADDR` (path /mcp) instead of stdio")
@@ -92,53 +85,12 @@ func newServer() *mcp.Server {
 			IdempotentHint: true,
 			OpenWorldHint:  new(false),
 		},
-	}, func(_ context.Context, _ *mcp.CallToolRequest, in args) (*mcp.CallToolResult, any, error) {
-		text, err := calculate(in)
+	}, func(_ context.Context, _ *mcp.CallToolRequest, in calc.Args) (*mcp.CallToolResult, any, error) {
+		text, err := calc.Calculate(in)
 		if err != nil {
 			return nil, nil, err // the SDK answers isError with the message
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
 	})
 	return server
-}
-
-func calculate(in args) (string, error) {
-	var r float64
-	switch in.Operation {
-	case "add":
-		r = in.A + in.B
-	case "subtract":
-		r = in.A - in.B
-	case "multiply":
-		r = in.A * in.B
-	case "divide":
-		if in.B == 0 {
-			return "", errors.New("division by zero")
-		}
-		r = in.A / in.B
-	default:
-		return "", fmt.Errorf("unknown operation %q: want add, subtract, multiply or divide", in.Operation)
-	}
-	if math.IsInf(r, 0) {
-		return "", errors.New("result is too large for a 64-bit float")
-	}
-	return formatFloat(r), nil
-}
-
-// formatFloat writes x as Python's repr does (and tools/calculate does):
-// always a decimal point or an exponent, and an exponent only outside
-// 1e-4 <= |x| < 1e16.
-func formatFloat(x float64) string {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return strconv.FormatFloat(x, 'g', -1, 64)
-	}
-	e := strconv.FormatFloat(x, 'e', -1, 64)
-	if exp, err := strconv.Atoi(e[strings.LastIndexByte(e, 'e')+1:]); err == nil && (exp < -4 || exp >= 16) {
-		return e
-	}
-	s := strconv.FormatFloat(x, 'f', -1, 64)
-	if !strings.Contains(s, ".") {
-		s += ".0"
-	}
-	return s
 }
