@@ -50,6 +50,7 @@ func runCall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return exitUsage
 	}
 
+	hf.prewarm = 0 // one-shot commands make no later calls to prepare for
 	l, err := hf.load(ctx, stderr, nil)
 	if err != nil {
 		fmt.Fprintln(stderr, "wasmcp call:", err)

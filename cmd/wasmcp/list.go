@@ -90,6 +90,7 @@ func runList(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	if code, ok := parse(fs, args, stderr, "[flags]"); !ok {
 		return code
 	}
+	hf.prewarm = 0 // one-shot commands make no later calls to prepare for
 	l, err := hf.load(ctx, stderr, nil)
 	if err != nil {
 		fmt.Fprintln(stderr, "wasmcp list:", err)

@@ -54,6 +54,7 @@ func approve(ctx context.Context, hf *hostFlags, stems []string, stdout, stderr 
 	// without it.
 	file := hf.policyFile
 	hf.policyFile = ""
+	hf.prewarm = 0 // one-shot commands make no later calls to prepare for
 	l, err := hf.load(ctx, stderr, nil)
 	if err != nil {
 		fmt.Fprintln(stderr, "wasmcp policy approve:", err)
@@ -87,6 +88,7 @@ func show(ctx context.Context, hf *hostFlags, tools []string, stdout, stderr io.
 		fmt.Fprintln(stderr, "wasmcp policy show:", err)
 		return exitFailure
 	}
+	hf.prewarm = 0 // one-shot commands make no later calls to prepare for
 	l, err := hf.load(ctx, stderr, nil)
 	if err != nil {
 		fmt.Fprintln(stderr, "wasmcp policy show:", err)
