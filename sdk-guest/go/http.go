@@ -36,6 +36,10 @@ type HTTPError struct {
 
 func (e *HTTPError) Error() string { return e.Message }
 
+// wireRequest and wireAnswer are the JSON of docs/abi.md's http_request.
+// host/sandbox has its own copy on purpose: this package must build with
+// nothing but the standard library, since `wasmcp new` copies it into
+// folders outside this module.
 type wireRequest struct {
 	Method     string            `json:"method"`
 	URL        string            `json:"url"`
