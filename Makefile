@@ -13,7 +13,7 @@ FUZZTIME ?= 10s
 FUZZ := abi:FuzzParseManifest internal/wasmbin:FuzzParse mcpserver/internal/guard:FuzzInspect \
         host/schema:FuzzCompile host/sandbox:FuzzHostFunctions
 
-.PHONY: run serve-stdio build tools setup test lint fuzz conformance
+.PHONY: run serve-stdio build tools setup test test-wasmtime lint fuzz conformance
 
 run: tools
 	$(BIN) serve --tools $(TOOLS) --http $(ADDR)
@@ -34,11 +34,18 @@ lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags wasmtime ./...
 
 test: setup lint
 	$(GO) test -race -count=1 ./...
+	$(MAKE) test-wasmtime
 	$(MAKE) fuzz
 	conformance/run
+
+# The packages that run guests, again on the optional wasmtime engine (cgo):
+# the same tests, with WASMCP_ENGINE choosing the engine for each of them.
+test-wasmtime:
+	WASMCP_ENGINE=wasmtime $(GO) test -tags wasmtime -race -count=1 ./host/... ./mcpserver/... ./e2e/
 
 fuzz:
 	@for t in $(FUZZ); do \

@@ -48,7 +48,13 @@ func setup(m *testing.M) (int, error) {
 	binary = filepath.Join(work, "wasmcp")
 	toolsDir = filepath.Join(work, "tools")
 	cacheDir = filepath.Join(work, "cache")
-	if out, err := exec.Command("go", "build", "-o", binary, "../cmd/wasmcp").CombinedOutput(); err != nil {
+	// WASMCP_ENGINE, which every server started here inherits, picks the
+	// engine; wasmtime needs a binary built with its tag.
+	build := []string{"build", "-o", binary}
+	if os.Getenv("WASMCP_ENGINE") == "wasmtime" {
+		build = append(build, "-tags", "wasmtime")
+	}
+	if out, err := exec.Command("go", append(build, "../cmd/wasmcp")...).CombinedOutput(); err != nil {
 		return 0, fmt.Errorf("building wasmcp: %v\n%s", err, out)
 	}
 	if out, err := exec.Command("../scripts/build-tools", toolsDir, binary).CombinedOutput(); err != nil {

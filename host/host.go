@@ -260,7 +260,7 @@ func (h *Host) call(ctx context.Context, t *catalog.Tool, args json.RawMessage, 
 		run = p.Start(ctx, r.Stdin, r.Reporter, r.HTTP)
 		t.Module.Release()
 	} else {
-		run = prog.Run(ctx, h.engine, r)
+		run = prog.Run(ctx, r)
 	}
 	// Only a tool that just ran cleanly gets an instance ahead: one that
 	// failed or was cancelled may well fail again, and should not hold a

@@ -116,7 +116,7 @@ func newFixture(t *testing.T, modules map[string]module, opts Options) *fixture 
 			t.Fatal(err)
 		}
 	}
-	engine, err := sandbox.NewEngine(context.Background(), sandbox.Config{})
+	engine, err := sandbox.NewEngine(context.Background(), sandbox.Config{Engine: os.Getenv("WASMCP_ENGINE")})
 	if err != nil {
 		t.Fatal(err)
 	}

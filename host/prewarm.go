@@ -75,7 +75,7 @@ func (p *prewarm) refill(t *catalog.Tool, prog *sandbox.Compiled, r sandbox.Run)
 	if !t.Module.Acquire() {
 		return
 	}
-	inst := prog.Prepare(context.Background(), p.h.engine, r)
+	inst := prog.Prepare(context.Background(), r)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if inst != nil && p.closed {

@@ -33,7 +33,7 @@ func newTestServer(t *testing.T, log *slog.Logger) *Server {
 	// AddTool panics on it.
 	write(t, filepath.Join(dir, "b_header.manifest.json"), `{"abi":1,"tools":[{"name":"header","description":"bad header annotation",
 		"inputSchema":{"type":"object","properties":{"x":{"type":"object","x-mcp-header":"X"}}}}]}`)
-	engine, err := sandbox.NewEngine(context.Background(), sandbox.Config{})
+	engine, err := sandbox.NewEngine(context.Background(), sandbox.Config{Engine: os.Getenv("WASMCP_ENGINE")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,6 +33,7 @@ type hostFlags struct {
 	logArguments bool
 	policyFile   string
 	prewarm      int
+	engine       string
 }
 
 func (f *hostFlags) register(fs *flag.FlagSet) {
@@ -44,6 +45,7 @@ func (f *hostFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.output, "output", "ceiling on one call's stdout, and separately its stderr (e.g. 1MiB)")
 	fs.IntVar(&f.concurrency, "concurrency", host.DefaultConcurrency(), "calls that may run at once")
 	fs.DurationVar(&f.queueTimeout, "queue-timeout", 5*time.Second, "how long a call waits for a free slot before it is answered busy")
+	fs.StringVar(&f.engine, "engine", sandbox.DefaultEngine, "WebAssembly `engine`: "+strings.Join(sandbox.Engines(), " or ")+" (wasmtime needs a build tagged wasmtime)")
 	fs.StringVar(&f.cacheDir, "cache-dir", defaultCacheDir(), "`directory` for compiled code, reused across restarts (empty: memory only)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
@@ -128,7 +130,7 @@ func (f *hostFlags) load(ctx context.Context, stderr io.Writer, obs observe.Obse
 	if obs == nil {
 		obs = observe.Nop{}
 	}
-	engine, err := sandbox.NewEngine(ctx, sandbox.Config{CacheDir: f.cacheDir})
+	engine, err := sandbox.NewEngine(ctx, sandbox.Config{Engine: f.engine, CacheDir: f.cacheDir})
 	if err != nil {
 		return nil, err
 	}

@@ -29,7 +29,7 @@ var ceilings = sandbox.Limits{Timeout: 10 * time.Second, Memory: 32 << 20, Outpu
 
 func newEngine(t *testing.T) *sandbox.Engine {
 	t.Helper()
-	e, err := sandbox.NewEngine(context.Background(), sandbox.Config{})
+	e, err := sandbox.NewEngine(context.Background(), sandbox.Config{Engine: os.Getenv("WASMCP_ENGINE")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -673,7 +673,7 @@ func TestClosingTheEngineWhileCompilingIsSafe(t *testing.T) {
 		wattest.Write(t, dir, "probe", stem)
 		writeSidecar(t, dir, stem, manifestFor(stem))
 	}
-	engine, err := sandbox.NewEngine(context.Background(), sandbox.Config{})
+	engine, err := sandbox.NewEngine(context.Background(), sandbox.Config{Engine: os.Getenv("WASMCP_ENGINE")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,8 @@
 package sandbox
 
 import (
-	"context"
 	"math"
 	"unicode/utf8"
-
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
 
 	"github.com/wasmcp/wasmcp/abi"
 )
@@ -40,42 +36,23 @@ type runState struct {
 
 type runStateKey struct{}
 
-func hostFunctionNames() map[string]bool {
-	return map[string]bool{"log": true, "progress": true, "http_request": true, "http_response": true}
+// hostFunctionNames are the functions of the wasmcp host module.
+var hostFunctionNames = map[string]bool{"log": true, "progress": true, "http_request": true, "http_response": true}
+
+// guestMemory is a guest's linear memory as the host functions use it;
+// wazero's api.Memory is one. Every method checks its bounds.
+type guestMemory interface {
+	Read(offset, n uint32) ([]byte, bool)
+	Write(offset uint32, b []byte) bool
+	WriteUint32Le(offset, v uint32) bool
 }
 
-// instantiateHostModule defines the wasmcp host module in the runtime.
-func instantiateHostModule(ctx context.Context, rt wazero.Runtime) error {
-	i32, f64 := api.ValueTypeI32, api.ValueTypeF64
-	_, err := rt.NewHostModuleBuilder(abi.HostModule).
-		NewFunctionBuilder().
-		WithGoModuleFunction(api.GoModuleFunc(hostLog), []api.ValueType{i32, i32, i32}, []api.ValueType{i32}).
-		WithParameterNames("level", "msg_ptr", "msg_len").
-		Export("log").
-		NewFunctionBuilder().
-		WithGoModuleFunction(api.GoModuleFunc(hostProgress), []api.ValueType{f64, f64, i32, i32}, []api.ValueType{i32}).
-		WithParameterNames("progress", "total", "msg_ptr", "msg_len").
-		Export("progress").
-		NewFunctionBuilder().
-		WithGoModuleFunction(api.GoModuleFunc(hostHTTPRequest), []api.ValueType{i32, i32, i32}, []api.ValueType{i32}).
-		WithParameterNames("req_ptr", "req_len", "resp_len_ptr").
-		Export("http_request").
-		NewFunctionBuilder().
-		WithGoModuleFunction(api.GoModuleFunc(hostHTTPResponse), []api.ValueType{i32, i32}, []api.ValueType{i32}).
-		WithParameterNames("buf_ptr", "buf_len").
-		Export("http_response").
-		Instantiate(ctx)
-	return err
-}
+// The host functions' rules, shared by the engines. A nil state is a
+// guest run outside the sandbox's own runs (fuzzing), which is refused
+// nothing but reported nowhere.
 
-func hostLog(ctx context.Context, m api.Module, stack []uint64) {
-	level := api.DecodeI32(stack[0])
-	msg, code := readMessage(m, stack[1], stack[2])
-	stack[0] = api.EncodeI32(logMessage(ctx, level, msg, code))
-}
-
-func logMessage(ctx context.Context, level int32, msg string, code int32) int32 {
-	st, _ := ctx.Value(runStateKey{}).(*runState)
+// log is wasmcp.log, after readMessage has checked its message.
+func (st *runState) log(level int32, msg string, code int32) int32 {
 	switch {
 	case code != abi.Ok:
 		return code
@@ -94,14 +71,9 @@ func logMessage(ctx context.Context, level int32, msg string, code int32) int32 
 	return abi.Ok
 }
 
-func hostProgress(ctx context.Context, m api.Module, stack []uint64) {
-	progress, total := api.DecodeF64(stack[0]), api.DecodeF64(stack[1])
-	msg, code := readMessage(m, stack[2], stack[3])
-	stack[0] = api.EncodeI32(reportProgress(ctx, progress, total, msg, code))
-}
-
-func reportProgress(ctx context.Context, progress, total float64, msg string, code int32) int32 {
-	st, _ := ctx.Value(runStateKey{}).(*runState)
+// reportProgress is wasmcp.progress, after readMessage has checked its
+// message.
+func (st *runState) reportProgress(progress, total float64, msg string, code int32) int32 {
 	if total < 0 {
 		total = math.NaN() // the documented way to say "unknown"
 	}
@@ -126,14 +98,12 @@ func reportProgress(ctx context.Context, progress, total float64, msg string, co
 }
 
 // readMessage copies a guest string out of its memory, checking every
-// assumption a hostile guest could break. The copy matters: the view
-// wazero returns aliases guest memory, which the guest may change or grow.
-func readMessage(m api.Module, ptr, length uint64) (string, int32) {
-	p, n := api.DecodeU32(ptr), api.DecodeU32(length)
+// assumption a hostile guest could break. The copy matters: the view an
+// engine returns aliases guest memory, which the guest may change or grow.
+func readMessage(mem guestMemory, p, n uint32) (string, int32) {
 	if n > abi.MaxMessageLen {
 		return "", abi.ErrTooLong
 	}
-	mem := m.Memory()
 	if mem == nil {
 		return "", abi.ErrFault
 	}

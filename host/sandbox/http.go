@@ -7,8 +7,6 @@ import (
 	"errors"
 	"unicode/utf8"
 
-	"github.com/tetratelabs/wazero/api"
-
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/host/egress"
 )
@@ -38,17 +36,10 @@ type httpAnswer struct {
 	Error      string            `json:"error,omitempty"`
 }
 
-// hostHTTPRequest makes a request for the guest. The answer waits in the
-// run's state for http_response; its length goes to *resp_len_ptr, so the
-// guest can size a buffer before taking it.
-func hostHTTPRequest(ctx context.Context, m api.Module, stack []uint64) {
-	ptr, n, lenPtr := api.DecodeU32(stack[0]), api.DecodeU32(stack[1]), api.DecodeU32(stack[2])
-	stack[0] = api.EncodeI32(httpRequestCode(ctx, m, ptr, n, lenPtr))
-}
-
-func httpRequestCode(ctx context.Context, m api.Module, ptr, n, lenPtr uint32) int32 {
-	st, _ := ctx.Value(runStateKey{}).(*runState)
-	mem := m.Memory()
+// httpRequest is wasmcp.http_request: it makes a request for the guest.
+// The answer waits in the run's state for http_response; its length goes
+// to *lenPtr, so the guest can size a buffer before taking it.
+func (st *runState) httpRequest(ctx context.Context, mem guestMemory, ptr, n, lenPtr uint32) int32 {
 	if st == nil || mem == nil {
 		return abi.ErrDenied
 	}
@@ -110,7 +101,7 @@ func httpRequestCode(ctx context.Context, m api.Module, ptr, n, lenPtr uint32) i
 }
 
 // answer stores the answer for http_response and writes its length.
-func (st *runState) answer(mem api.Memory, lenPtr uint32, code int32, a httpAnswer) int32 {
+func (st *runState) answer(mem guestMemory, lenPtr uint32, code int32, a httpAnswer) int32 {
 	b, err := json.Marshal(a)
 	if err != nil {
 		return abi.ErrInvalid
@@ -122,20 +113,17 @@ func (st *runState) answer(mem api.Memory, lenPtr uint32, code int32, a httpAnsw
 	return code
 }
 
-// hostHTTPResponse copies the waiting answer into the guest's buffer, and
-// forgets it.
-func hostHTTPResponse(ctx context.Context, m api.Module, stack []uint64) {
-	ptr, n := api.DecodeU32(stack[0]), api.DecodeU32(stack[1])
-	st, _ := ctx.Value(runStateKey{}).(*runState)
+// httpResponse is wasmcp.http_response: it copies the waiting answer into
+// the guest's buffer, and forgets it.
+func (st *runState) httpResponse(mem guestMemory, ptr, n uint32) int32 {
 	switch {
 	case st == nil || st.pending == nil:
-		stack[0] = api.EncodeI32(abi.ErrInvalid)
+		return abi.ErrInvalid
 	case uint32(len(st.pending)) > n:
-		stack[0] = api.EncodeI32(abi.ErrTooLong)
-	case m.Memory() == nil || !m.Memory().Write(ptr, st.pending):
-		stack[0] = api.EncodeI32(abi.ErrFault)
-	default:
-		st.pending = nil
-		stack[0] = api.EncodeI32(abi.Ok)
+		return abi.ErrTooLong
+	case mem == nil || !mem.Write(ptr, st.pending):
+		return abi.ErrFault
 	}
+	st.pending = nil
+	return abi.Ok
 }

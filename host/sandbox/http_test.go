@@ -32,7 +32,7 @@ func TestHTTPRequestsGoThroughTheDoer(t *testing.T) {
 	c := compile(t, e, "httpcall")
 	fake := &fakeHTTP{denyHost: "evil.test"}
 	run := func(req string, doer HTTPDoer) (string, Outcome) {
-		out := c.Run(context.Background(), e, Run{Stdin: []byte(req), Limits: small, HTTP: doer})
+		out := c.Run(context.Background(), Run{Stdin: []byte(req), Limits: small, HTTP: doer})
 		if out.Failure != nil {
 			t.Fatalf("run: %+v", out.Failure)
 		}

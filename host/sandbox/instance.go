@@ -3,17 +3,11 @@ package sandbox
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"sync"
 	"time"
-
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/experimental"
-	"github.com/tetratelabs/wazero/experimental/sysfs"
 )
 
 // instance is one guest, started. Its run ends when _start returns, or when
@@ -22,85 +16,50 @@ type instance struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	lim    Limits
-	mem    *meter
+	mem    memoryUse // set by the backend's start
 	state  *runState
 	stdout *cappedBuffer
 	stderr *cappedBuffer
-	done   chan error // _start's result, or a recovered panic
+	done   chan ending // how _start ended
 }
 
-// launch instantiates the module and runs _start in its own goroutine. The
-// time limit is not armed: Run arms it at once, Prepare when the call
-// comes.
-func (c *Compiled) launch(e *Engine, r Run, stdin io.Reader) (*instance, *Failure) {
-	mem := &meter{limit: uint64(r.Limits.Memory)}
-	if need := c.minPages * pageSize; need > mem.limit {
+// launch sets up the instance's limits and output, and has the backend
+// start the guest. The time limit is not armed: Run arms it at once,
+// Prepare when the call comes.
+func (c *Compiled) launch(r Run, stdin io.Reader) (*instance, *Failure) {
+	if need := c.minPages * pageSize; need > uint64(r.Limits.Memory) {
 		return nil, &Failure{
 			Kind:   MemoryLimit,
-			Detail: fmt.Sprintf("the module needs %s of memory to start; the limit is %s", bytesText(need), bytesText(mem.limit)),
+			Detail: fmt.Sprintf("the module needs %s of memory to start; the limit is %s", bytesText(need), bytesText(uint64(r.Limits.Memory))),
 		}
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	in := &instance{
-		ctx: ctx, cancel: cancel, lim: r.Limits, mem: mem,
+		ctx: ctx, cancel: cancel, lim: r.Limits,
 		state: &runState{reporter: r.Reporter, lastProgress: math.Inf(-1), http: r.HTTP},
-		done:  make(chan error, 1),
+		done:  make(chan ending, 1),
 	}
 	in.stdout = &cappedBuffer{limit: r.Limits.Output, onFull: func() { cancel(errStdoutLimit) }}
 	in.stderr = &cappedBuffer{limit: r.Limits.Output, onFull: func() { cancel(errStderrLimit) }}
-	runCtx := experimental.WithMemoryAllocator(ctx, mem)
-	runCtx = context.WithValue(runCtx, runStateKey{}, in.state)
-
-	cfg := wazero.NewModuleConfig().
-		WithName(""). // anonymous, so instances of one module can run at once
-		WithArgs(r.Args...).
-		WithStdin(stdin).
-		WithStdout(in.stdout).
-		WithStderr(in.stderr).
-		WithSysWalltime().
-		WithSysNanotime().
-		WithNanosleep(sleeper(runCtx)).
-		WithRandSource(rand.Reader).
-		WithStartFunctions("_start")
-	for k, v := range r.Env {
-		cfg = cfg.WithEnv(k, v)
+	if f := c.p.start(in, r, stdin); f != nil {
+		cancel(nil)
+		return nil, f
 	}
-	var roots []*confinedFS
-	if len(r.Mounts) > 0 {
-		fsc := wazero.NewFSConfig().(sysfs.FSConfig)
-		for _, m := range r.Mounts {
-			cfs, err := newConfinedFS(m)
-			if err != nil {
-				for _, r := range roots {
-					r.root.Close()
-				}
-				cancel(nil)
-				return nil, &Failure{Kind: Internal, Detail: fmt.Sprintf("the directory granted at %s cannot be opened: %v", m.Guest, err)}
-			}
-			roots = append(roots, cfs)
-			fsc = fsc.WithSysFSMount(cfs, m.Guest).(sysfs.FSConfig)
-		}
-		cfg = cfg.WithFSConfig(fsc.(wazero.FSConfig))
-	}
-
-	go func() {
-		var err error
-		defer func() {
-			if p := recover(); p != nil {
-				err = enginePanic{p}
-			}
-			for _, r := range roots {
-				r.root.Close()
-			}
-			in.done <- err
-		}()
-		mod, ierr := e.rt.InstantiateModule(runCtx, c.cm, cfg)
-		if mod != nil {
-			_ = mod.Close(context.Background())
-		}
-		err = ierr
-	}()
 	return in, nil
+}
+
+// guard runs a backend's instantiate-and-run on the current goroutine and
+// sends how it ended to in.done, turning a panic inside the engine into an
+// ending, so that one guest cannot take the server down.
+func (in *instance) guard(run func() ending) {
+	end := ending{}
+	defer func() {
+		if p := recover(); p != nil {
+			end = ending{err: fmt.Errorf("engine panic: %v", p)}
+		}
+		in.done <- end
+	}()
+	end = run()
 }
 
 // wait arms the time limit and the caller's cancellation, and returns the
@@ -111,35 +70,24 @@ func (in *instance) wait(ctx context.Context) Outcome {
 	defer timer.Stop()
 	stop := context.AfterFunc(ctx, func() { in.cancel(errCancelled) })
 	defer stop()
-	err := <-in.done
+	end := <-in.done
 	out := Outcome{
 		Stdout:     in.stdout.buf.Bytes(),
 		Stderr:     in.stderr.buf.Bytes(),
-		PeakMemory: int64(in.mem.peak),
+		PeakMemory: int64(in.mem.peak()),
 		Duration:   time.Since(start),
 		Denials:    in.state.denials,
-	}
-	var panicked enginePanic
-	if errors.As(err, &panicked) {
-		out.Failure = memoryOrInternal(in.mem, err)
-	} else {
-		out.Failure = classify(in.ctx, in.lim, in.mem, err)
+		Failure:    classify(in.ctx, in.lim, in.mem, end),
 	}
 	in.cancel(nil)
 	return out
 }
 
-// enginePanic is a panic inside wazero, recovered so that one guest
-// cannot take the server down.
-type enginePanic struct{ v any }
-
-func (p enginePanic) Error() string { return fmt.Sprintf("engine panic: %v", p.v) }
-
 // Run instantiates a fresh instance, runs _start and tears the instance
 // down. It never panics: a panic inside the engine becomes an internal
 // Failure.
-func (c *Compiled) Run(ctx context.Context, e *Engine, r Run) Outcome {
-	in, f := c.launch(e, r, bytes.NewReader(r.Stdin))
+func (c *Compiled) Run(ctx context.Context, r Run) Outcome {
+	in, f := c.launch(r, bytes.NewReader(r.Stdin))
 	if f != nil {
 		return Outcome{Failure: f}
 	}
@@ -178,11 +126,14 @@ const PrepareBudget = time.Second
 // ended, or failed, without reading stdin, or did not reach the read within
 // PrepareBudget; such a guest is simply run cold. r.Stdin, r.Reporter and
 // r.HTTP are ignored here: Start supplies them.
-func (c *Compiled) Prepare(ctx context.Context, e *Engine, r Run) *Prepared {
+func (c *Compiled) Prepare(ctx context.Context, r Run) *Prepared {
+	if !c.p.prepares(r) {
+		return nil
+	}
 	pr, pw := io.Pipe()
 	sig := &readSignal{r: pr, ch: make(chan struct{})}
 	r.Reporter, r.HTTP = nil, nil
-	in, f := c.launch(e, r, sig)
+	in, f := c.launch(r, sig)
 	if f != nil {
 		return nil
 	}

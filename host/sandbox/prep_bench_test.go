@@ -36,7 +36,7 @@ func BenchmarkPreparedGoGuest(b *testing.B) {
 	b.Run("cold", func(b *testing.B) {
 		r.Stdin = in
 		for b.Loop() {
-			if out := c.Run(context.Background(), e, r); out.Failure != nil || string(out.Stdout) != "15.0" {
+			if out := c.Run(context.Background(), r); out.Failure != nil || string(out.Stdout) != "15.0" {
 				b.Fatalf("%+v %q", out.Failure, out.Stdout)
 			}
 		}
@@ -44,7 +44,7 @@ func BenchmarkPreparedGoGuest(b *testing.B) {
 	b.Run("prepared", func(b *testing.B) {
 		for b.Loop() {
 			b.StopTimer()
-			p := c.Prepare(context.Background(), e, r)
+			p := c.Prepare(context.Background(), r)
 			b.StartTimer()
 			if out := p.Start(context.Background(), in, nil, nil); out.Failure != nil || string(out.Stdout) != "15.0" {
 				b.Fatalf("%+v %q", out.Failure, out.Stdout)

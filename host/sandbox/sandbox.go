@@ -1,6 +1,11 @@
-// Package sandbox runs WebAssembly tool modules in wazero under limits: one
-// fresh instance per run, nothing granted but arguments, stdio, clocks and
+// Package sandbox runs WebAssembly tool modules under limits: one fresh
+// instance per run, nothing granted but arguments, stdio, clocks and
 // randomness, and every way a run can go wrong reported as a Failure.
+//
+// Two engines run modules: wazero (pure Go, the default) and, in builds
+// tagged wasmtime, wasmtime through cgo. Each is a backend; the limits,
+// the host functions' rules and the classification of failures are
+// shared, so both behave alike.
 package sandbox
 
 import (
@@ -8,15 +13,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/experimental"
-	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
-	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/internal/wasmbin"
@@ -34,19 +35,53 @@ type Limits struct {
 
 // Config configures an Engine.
 type Config struct {
+	// Engine names the WebAssembly runtime: "wazero" (the default, pure
+	// Go) or "wasmtime" (cgo; only in builds tagged wasmtime). Both give
+	// the same ABI, limits and failures; Engines lists what a build has.
+	Engine string
 	// CacheDir, when set, keeps compiled native code on disk so that a
 	// restart does not recompile. It holds executable code: it must be
 	// writable only by the server's user.
 	CacheDir string
 }
 
+// DefaultEngine is the engine used when Config.Engine is empty.
+const DefaultEngine = "wazero"
+
+// Engines lists the engines this build can run, default first.
+func Engines() []string {
+	if wasmtimeBuilt {
+		return []string{DefaultEngine, "wasmtime"}
+	}
+	return []string{DefaultEngine}
+}
+
+// backend is what an engine implements: compiling, and starting one fresh
+// instance per run. Everything an engine need not decide (limits,
+// classification of failures, the host functions' rules) is shared.
+type backend interface {
+	compile(ctx context.Context, wasm []byte) (program, error)
+	close(ctx context.Context) error
+}
+
+// program is a module compiled by a backend.
+type program interface {
+	// start instantiates the module for in and runs _start on a goroutine
+	// of its own, which sends how the guest ended to in.done. It returns a
+	// Failure if the instance could not be set up.
+	start(in *instance, r Run, stdin io.Reader) *Failure
+	// prepares says whether an instance for r can be started before its
+	// stdin is known.
+	prepares(r Run) bool
+	close(ctx context.Context) error
+}
+
 // Engine compiles and runs modules. One Engine serves every module: memory
-// limits are enforced per instance (see meter), so modules with different
-// limits share the runtime and its compiled WASI host module.
+// limits are enforced per instance, so modules with different limits share
+// the runtime and its compiled host modules.
 type Engine struct {
-	rt       wazero.Runtime
-	cache    wazero.CompilationCache
-	provided map[string]map[string]bool // import module → function names
+	name string
+	b    backend
 
 	// mu keeps Close from closing the runtime under a compile in progress,
 	// which makes wazero panic: Compile holds it for reading.
@@ -54,68 +89,60 @@ type Engine struct {
 	closed bool
 }
 
-// NewEngine starts a wazero runtime with WASI preview 1.
+// NewEngine starts the runtime cfg names, with WASI preview 1 and the
+// wasmcp host module.
 func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
-	rc := wazero.NewRuntimeConfig().
-		// Interrupts a run when its context ends; without it a guest's loop
-		// would ignore the time limit.
-		WithCloseOnContextDone(true)
-	var cache wazero.CompilationCache
 	if cfg.CacheDir != "" {
 		if err := os.MkdirAll(cfg.CacheDir, 0o700); err != nil {
 			return nil, fmt.Errorf("compilation cache: %w", err)
 		}
-		c, err := wazero.NewCompilationCacheWithDir(cfg.CacheDir)
-		if err != nil {
-			return nil, fmt.Errorf("compilation cache: %w", err)
-		}
-		cache = c
-		rc = rc.WithCompilationCache(c)
 	}
-	rt := wazero.NewRuntimeWithConfig(ctx, rc)
-	wasi, err := wasi_snapshot_preview1.NewBuilder(rt).Compile(ctx)
+	name := cfg.Engine
+	if name == "" {
+		name = DefaultEngine
+	}
+	var b backend
+	var err error
+	switch name {
+	case "wazero":
+		b, err = newWazero(ctx, cfg)
+	case "wasmtime":
+		b, err = newWasmtime(cfg)
+	default:
+		return nil, fmt.Errorf("unknown engine %q (this build has: %s)", name, strings.Join(Engines(), ", "))
+	}
 	if err != nil {
-		return nil, fmt.Errorf("compiling WASI: %w", err)
+		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	names := map[string]bool{}
-	for name := range wasi.ExportedFunctions() {
-		names[name] = true
-	}
-	if _, err := rt.InstantiateModule(ctx, wasi, wazero.NewModuleConfig()); err != nil {
-		return nil, fmt.Errorf("instantiating WASI: %w", err)
-	}
-	if err := instantiateHostModule(ctx, rt); err != nil {
-		return nil, fmt.Errorf("instantiating the %s host module: %w", abi.HostModule, err)
-	}
-	return &Engine{
-		rt:    rt,
-		cache: cache,
-		provided: map[string]map[string]bool{
-			wasi_snapshot_preview1.ModuleName: names,
-			abi.HostModule:                    hostFunctionNames(),
-		},
-	}, nil
+	return &Engine{name: name, b: b}, nil
 }
+
+// Name is the engine's name, as Config.Engine gives it.
+func (e *Engine) Name() string { return e.name }
 
 // Close releases the runtime and the compilation cache.
 func (e *Engine) Close(ctx context.Context) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.closed = true
-	err := e.rt.Close(ctx)
-	if e.cache != nil {
-		err = errors.Join(err, e.cache.Close(ctx))
+	if e.closed {
+		return nil
 	}
-	return err
+	e.closed = true
+	return e.b.close(ctx)
 }
 
 // CheckModule reports why a parsed module could never run here: it imports
 // something the engine does not provide, or it is not a WASI command.
 func (e *Engine) CheckModule(m *wasmbin.Module) error {
 	for _, imp := range m.Imports {
-		funcs, ok := e.provided[imp.Module]
-		if !ok {
-			return fmt.Errorf("imports %s.%s, but wasmcp provides no module %q (tools may import only %s and %s)", imp.Module, imp.Name, imp.Module, wasi_snapshot_preview1.ModuleName, abi.HostModule)
+		var funcs map[string]bool
+		switch imp.Module {
+		case wasiModule:
+			funcs = wasiFunctions
+		case abi.HostModule:
+			funcs = hostFunctionNames
+		default:
+			return fmt.Errorf("imports %s.%s, but wasmcp provides no module %q (tools may import only %s and %s)", imp.Module, imp.Name, imp.Module, wasiModule, abi.HostModule)
 		}
 		if imp.Kind != wasmbin.KindFunc || !funcs[imp.Name] {
 			return fmt.Errorf("imports %s.%s, which wasmcp does not provide", imp.Module, imp.Name)
@@ -132,12 +159,12 @@ func (e *Engine) CheckModule(m *wasmbin.Module) error {
 
 // Compiled is a module ready to run.
 type Compiled struct {
-	cm       wazero.CompiledModule
+	p        program
 	minPages uint64
 }
 
 // Compile compiles a module. It may take seconds for large modules; callers
-// run it off the request path. The module must have passed CheckModule.
+// run it off the request path.
 func (e *Engine) Compile(ctx context.Context, wasm []byte) (*Compiled, error) {
 	parsed, err := wasmbin.Parse(wasm)
 	if err != nil {
@@ -151,11 +178,11 @@ func (e *Engine) Compile(ctx context.Context, wasm []byte) (*Compiled, error) {
 	if e.closed {
 		return nil, errors.New("the engine is closed")
 	}
-	cm, err := e.rt.CompileModule(ctx, wasm)
+	p, err := e.b.compile(ctx, wasm)
 	if err != nil {
 		return nil, fmt.Errorf("compiling: %w", err)
 	}
-	c := &Compiled{cm: cm}
+	c := &Compiled{p: p}
 	if len(parsed.Memories) == 1 {
 		c.minPages = parsed.Memories[0].MinPages
 	}
@@ -163,7 +190,7 @@ func (e *Engine) Compile(ctx context.Context, wasm []byte) (*Compiled, error) {
 }
 
 // Close frees the compiled code.
-func (c *Compiled) Close(ctx context.Context) error { return c.cm.Close(ctx) }
+func (c *Compiled) Close(ctx context.Context) error { return c.p.close(ctx) }
 
 // Run is one invocation of a compiled module.
 type Run struct {
@@ -200,23 +227,29 @@ var (
 	errDiscarded   = errors.New("prepared instance discarded")
 )
 
-// sleeper is WASI's nanosleep for one run: real time, cut short when the
-// run ends, so a sleeping guest cannot outlive its time limit.
-func sleeper(ctx context.Context) sys.Nanosleep {
-	return func(ns int64) {
-		t := time.NewTimer(time.Duration(ns))
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-		}
-	}
+// ending is how a guest's _start ended, in terms every backend can give.
+type ending struct {
+	exited   bool   // the guest called proc_exit (or returned: status 0)
+	status   uint32 // its exit status
+	trap     string // why the guest trapped, if it did
+	overflow bool   // the trap was a stack overflow
+	err      error  // anything else: the engine failed, not the guest
+}
+
+// memoryUse is what a backend knows of an instance's linear memory.
+type memoryUse interface {
+	// peak is the largest size the memory had, in bytes.
+	peak() uint64
+	// refused is the largest size refused to the guest, 0 if none. A
+	// backend that cannot see refusals says so (exact false) and guesses
+	// from how close to the limit the memory ended.
+	refused() (size uint64, exact bool)
 }
 
 // classify turns how a run ended into a Failure, or nil for success. The
 // cause of a cancelled run is checked first: when the server stops a guest
 // (time, output), the guest's own exit code says nothing.
-func classify(runCtx context.Context, lim Limits, mem *meter, err error) *Failure {
+func classify(runCtx context.Context, lim Limits, mem memoryUse, end ending) *Failure {
 	switch context.Cause(runCtx) {
 	case errTimeLimit:
 		return &Failure{Kind: TimeLimit, Detail: fmt.Sprintf("the tool ran longer than its %s time limit and was stopped", lim.Timeout)}
@@ -227,92 +260,42 @@ func classify(runCtx context.Context, lim Limits, mem *meter, err error) *Failur
 	case errCancelled, errDiscarded:
 		return &Failure{Kind: Cancelled, Detail: "the call was cancelled by the client"}
 	}
-	if err == nil {
+	switch {
+	case end.exited && end.status == 0:
 		return nil
-	}
-	var exit *sys.ExitError
-	if errors.As(err, &exit) {
-		if exit.ExitCode() == 0 {
-			return nil
-		}
-		if f := memoryOrNil(mem); f != nil {
+	case end.exited:
+		if f := memoryFailure(mem, lim); f != nil {
 			return f
 		}
-		return &Failure{Kind: Exit, ExitCode: exit.ExitCode(), Detail: fmt.Sprintf("the tool exited with status %d", exit.ExitCode())}
-	}
-	first, _, _ := strings.Cut(err.Error(), "\n")
-	if strings.HasSuffix(first, "stack overflow") {
+		return &Failure{Kind: Exit, ExitCode: end.status, Detail: fmt.Sprintf("the tool exited with status %d", end.status)}
+	case end.overflow:
 		return &Failure{Kind: StackOverflow, Detail: "the tool overflowed its call stack (unbounded recursion?)"}
-	}
-	if reason, ok := trapReason(first); ok {
-		if f := memoryOrNil(mem); f != nil {
+	case end.trap != "":
+		if f := memoryFailure(mem, lim); f != nil {
 			return f
 		}
-		return &Failure{Kind: Trap, Detail: "the tool trapped: " + reason}
+		return &Failure{Kind: Trap, Detail: "the tool trapped: " + end.trap}
+	case end.err != nil:
+		if f := memoryFailure(mem, lim); f != nil {
+			return f
+		}
+		return &Failure{Kind: Internal, Detail: "the module could not be run: " + end.err.Error()}
 	}
-	return memoryOrInternal(mem, err)
+	return nil
 }
 
-func memoryOrNil(mem *meter) *Failure {
-	if mem.denied == 0 {
+// memoryFailure blames the memory limit for a failed run, if the guest
+// was refused memory.
+func memoryFailure(mem memoryUse, lim Limits) *Failure {
+	denied, exact := mem.refused()
+	if denied == 0 {
 		return nil
 	}
-	return &Failure{Kind: MemoryLimit, Detail: fmt.Sprintf("the tool tried to grow its memory to %s; the limit is %s", bytesText(mem.denied), bytesText(mem.limit))}
-}
-
-func memoryOrInternal(mem *meter, err error) *Failure {
-	if f := memoryOrNil(mem); f != nil {
-		return f
+	if !exact {
+		return &Failure{Kind: MemoryLimit, Detail: fmt.Sprintf("the tool ran out of memory: it had %s when it failed, close to its limit; the limit is %s", bytesText(mem.peak()), bytesText(uint64(lim.Memory)))}
 	}
-	return &Failure{Kind: Internal, Detail: "the module could not be run: " + err.Error()}
+	return &Failure{Kind: MemoryLimit, Detail: fmt.Sprintf("the tool tried to grow its memory to %s; the limit is %s", bytesText(denied), bytesText(uint64(lim.Memory)))}
 }
-
-// trapReason extracts the reason from the first line of a wazero runtime
-// error, which reads "... wasm error: <reason>". wazero exports no error
-// values for traps or stack overflow, so the text is the interface.
-func trapReason(first string) (string, bool) {
-	const prefix = "wasm error: "
-	i := strings.Index(first, prefix)
-	if i < 0 {
-		return "", false
-	}
-	return first[i+len(prefix):], true
-}
-
-// meter backs one instance's linear memory and enforces its limit. It sees
-// every grow request, so unlike the runtime-wide page limit (which fails a
-// grow silently) it can tell that the limit, not the guest, ended a run.
-type meter struct {
-	limit  uint64
-	peak   uint64
-	denied uint64 // the largest size refused, 0 if none
-	buf    []byte
-}
-
-// Allocate implements experimental.MemoryAllocator. Multi-memory is refused
-// at load, so each instance asks once.
-func (m *meter) Allocate(_, _ uint64) experimental.LinearMemory { return m }
-
-// Reallocate implements experimental.LinearMemory.
-func (m *meter) Reallocate(size uint64) []byte {
-	if size > m.limit {
-		m.denied = max(m.denied, size)
-		return nil
-	}
-	if size <= uint64(cap(m.buf)) {
-		// Bytes between len and cap were zeroed by make and never exposed.
-		m.buf = m.buf[:size]
-	} else {
-		grown := make([]byte, size, min(max(size, 2*uint64(cap(m.buf))), m.limit))
-		copy(grown, m.buf)
-		m.buf = grown
-	}
-	m.peak = max(m.peak, size)
-	return m.buf
-}
-
-// Free implements experimental.LinearMemory.
-func (m *meter) Free() { m.buf = nil }
 
 // cappedBuffer collects a guest's output up to a limit. Past it, the write
 // fails and onFull stops the run: a guest that ignores write errors (most C

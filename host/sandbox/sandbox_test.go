@@ -2,17 +2,23 @@ package sandbox
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/wasmcp/wasmcp/internal/wasmbin"
 	"github.com/wasmcp/wasmcp/internal/wattest"
 )
 
+// newEngine starts the engine WASMCP_ENGINE names (the default when
+// unset): the same tests run against each engine a build has.
 func newEngine(t testing.TB) *Engine {
 	t.Helper()
-	e, err := NewEngine(context.Background(), Config{})
+	e, err := NewEngine(context.Background(), Config{Engine: os.Getenv("WASMCP_ENGINE")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +65,7 @@ func TestHostileModulesFailWithTheirCause(t *testing.T) {
 				// under -race) before the clock runs out.
 				lim.Timeout = time.Minute
 			}
-			out := c.Run(context.Background(), e, Run{Args: []string{tc.module, "t"}, Limits: lim})
+			out := c.Run(context.Background(), Run{Args: []string{tc.module, "t"}, Limits: lim})
 			if out.Failure == nil {
 				t.Fatalf("run succeeded; want a %s failure", tc.kind)
 			}
@@ -73,7 +79,7 @@ func TestHostileModulesFailWithTheirCause(t *testing.T) {
 				t.Errorf("run took %v, far past its %v limit", out.Duration, lim.Timeout)
 			}
 			// The engine still works after each failure.
-			ok := compile(t, e, "echo").Run(context.Background(), e, Run{Stdin: []byte("ping"), Limits: small})
+			ok := compile(t, e, "echo").Run(context.Background(), Run{Stdin: []byte("ping"), Limits: small})
 			if ok.Failure != nil || string(ok.Stdout) != "ping" {
 				t.Fatalf("echo after %s: %+v %q", tc.module, ok.Failure, ok.Stdout)
 			}
@@ -83,7 +89,7 @@ func TestHostileModulesFailWithTheirCause(t *testing.T) {
 
 func TestOutputIsKeptUpToTheCap(t *testing.T) {
 	e := newEngine(t)
-	out := compile(t, e, "spam").Run(context.Background(), e, Run{Limits: small})
+	out := compile(t, e, "spam").Run(context.Background(), Run{Limits: small})
 	if int64(len(out.Stdout)) != small.Output {
 		t.Fatalf("kept %d bytes of stdout; want exactly the %d-byte cap", len(out.Stdout), small.Output)
 	}
@@ -91,7 +97,7 @@ func TestOutputIsKeptUpToTheCap(t *testing.T) {
 
 func TestStderrIsCapturedOnExit(t *testing.T) {
 	e := newEngine(t)
-	out := compile(t, e, "fail").Run(context.Background(), e, Run{Limits: small})
+	out := compile(t, e, "fail").Run(context.Background(), Run{Limits: small})
 	if out.Failure == nil || out.Failure.ExitCode != 3 {
 		t.Fatalf("failure = %+v; want exit 3", out.Failure)
 	}
@@ -102,12 +108,12 @@ func TestStderrIsCapturedOnExit(t *testing.T) {
 
 func TestArgsAndStdinReachTheGuest(t *testing.T) {
 	e := newEngine(t)
-	out := compile(t, e, "argv").Run(context.Background(), e, Run{Args: []string{"calc", "add"}, Limits: small})
+	out := compile(t, e, "argv").Run(context.Background(), Run{Args: []string{"calc", "add"}, Limits: small})
 	if out.Failure != nil || string(out.Stdout) != "calc\x00add\x00" {
 		t.Fatalf("argv run: %+v %q", out.Failure, out.Stdout)
 	}
 	in := strings.Repeat(`{"k":"v"}`, 20000) // larger than the guest's read buffer
-	out = compile(t, e, "echo").Run(context.Background(), e, Run{Stdin: []byte(in), Limits: Limits{Timeout: 5 * time.Second, Memory: 1 << 20, Output: 1 << 20}})
+	out = compile(t, e, "echo").Run(context.Background(), Run{Stdin: []byte(in), Limits: Limits{Timeout: 5 * time.Second, Memory: 1 << 20, Output: 1 << 20}})
 	if out.Failure != nil || string(out.Stdout) != in {
 		t.Fatalf("echo run: %+v, %d bytes out of %d", out.Failure, len(out.Stdout), len(in))
 	}
@@ -116,7 +122,7 @@ func TestArgsAndStdinReachTheGuest(t *testing.T) {
 func TestGuestSeesNoEnvironmentOrFiles(t *testing.T) {
 	t.Setenv("WASMCP_SECRET", "hunter2")
 	e := newEngine(t)
-	out := compile(t, e, "probe").Run(context.Background(), e, Run{Limits: small})
+	out := compile(t, e, "probe").Run(context.Background(), Run{Limits: small})
 	if out.Failure != nil || string(out.Stdout) != "sealed" {
 		t.Fatalf("probe: %+v %q", out.Failure, out.Stdout)
 	}
@@ -127,7 +133,7 @@ func TestCancellationStopsTheRun(t *testing.T) {
 	c := compile(t, e, "loop")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan Outcome)
-	go func() { done <- c.Run(ctx, e, Run{Limits: Limits{Timeout: time.Hour, Memory: 1 << 20, Output: 1024}}) }()
+	go func() { done <- c.Run(ctx, Run{Limits: Limits{Timeout: time.Hour, Memory: 1 << 20, Output: 1024}}) }()
 	cancel()
 	select {
 	case out := <-done:
@@ -145,7 +151,7 @@ func TestEachRunGetsAFreshInstance(t *testing.T) {
 	e := newEngine(t)
 	c := compile(t, e, "counter")
 	for i := 0; i < 3; i++ {
-		out := c.Run(context.Background(), e, Run{Limits: small})
+		out := c.Run(context.Background(), Run{Limits: small})
 		if out.Failure == nil || out.Failure.ExitCode != 1 {
 			t.Fatalf("run %d: %+v; want exit 1 (a fresh counter)", i, out.Failure)
 		}
@@ -193,22 +199,22 @@ func TestMeterRefusesGrowthPastLimit(t *testing.T) {
 	if m.Reallocate(5*pageSize) != nil {
 		t.Fatal("growth past the limit was allowed")
 	}
-	if m.denied != 5*pageSize || m.peak != 3*pageSize {
-		t.Fatalf("denied=%d peak=%d", m.denied, m.peak)
+	if m.denied != 5*pageSize || m.max != 3*pageSize {
+		t.Fatalf("denied=%d peak=%d", m.denied, m.max)
 	}
 }
 
 func TestSleepIsRealAndInterruptible(t *testing.T) {
 	e := newEngine(t)
 	c := compile(t, e, "sleep")
-	out := c.Run(context.Background(), e, Run{Limits: Limits{Timeout: time.Minute, Memory: 1 << 20, Output: 1024}})
+	out := c.Run(context.Background(), Run{Limits: Limits{Timeout: time.Minute, Memory: 1 << 20, Output: 1024}})
 	if out.Failure != nil || string(out.Stdout) != "slept" {
 		t.Fatalf("sleep: %+v %q", out.Failure, out.Stdout)
 	}
 	if out.Duration < 300*time.Millisecond {
 		t.Errorf("a 300 ms sleep returned after %v: the clock is not real", out.Duration)
 	}
-	out = c.Run(context.Background(), e, Run{Limits: Limits{Timeout: 50 * time.Millisecond, Memory: 1 << 20, Output: 1024}})
+	out = c.Run(context.Background(), Run{Limits: Limits{Timeout: 50 * time.Millisecond, Memory: 1 << 20, Output: 1024}})
 	if out.Failure == nil || out.Failure.Kind != TimeLimit {
 		t.Fatalf("sleeping past the time limit: %+v", out.Failure)
 	}
@@ -217,7 +223,7 @@ func TestSleepIsRealAndInterruptible(t *testing.T) {
 func TestPreparedInstanceRunsOneCall(t *testing.T) {
 	e := newEngine(t)
 	c := compile(t, e, "echo")
-	p := c.Prepare(context.Background(), e, Run{Args: []string{"echo", "echo"}, Limits: small})
+	p := c.Prepare(context.Background(), Run{Args: []string{"echo", "echo"}, Limits: small})
 	if p == nil {
 		t.Fatal("echo, which reads stdin, could not be prepared")
 	}
@@ -230,7 +236,7 @@ func TestPreparedInstanceRunsOneCall(t *testing.T) {
 func TestGuestsThatNeverReadStdinAreNotPrepared(t *testing.T) {
 	e := newEngine(t)
 	for _, name := range []string{"probe", "loop", "fail"} {
-		if p := compile(t, e, name).Prepare(context.Background(), e, Run{Limits: small}); p != nil {
+		if p := compile(t, e, name).Prepare(context.Background(), Run{Limits: small}); p != nil {
 			p.Discard()
 			t.Errorf("%s was prepared, though it never waits for stdin", name)
 		}
@@ -240,7 +246,7 @@ func TestGuestsThatNeverReadStdinAreNotPrepared(t *testing.T) {
 func TestPreparedInstanceCanBeDiscarded(t *testing.T) {
 	e := newEngine(t)
 	c := compile(t, e, "echo")
-	p := c.Prepare(context.Background(), e, Run{Limits: small})
+	p := c.Prepare(context.Background(), Run{Limits: small})
 	if p == nil {
 		t.Fatal("not prepared")
 	}
@@ -250,5 +256,52 @@ func TestPreparedInstanceCanBeDiscarded(t *testing.T) {
 	case <-done: // Discard returns once the guest has ended
 	case <-time.After(time.Minute):
 		t.Fatal("a discarded instance did not end")
+	}
+}
+
+func TestWASIListMatchesWazero(t *testing.T) {
+	ctx := context.Background()
+	rt := wazero.NewRuntime(ctx)
+	defer rt.Close(ctx)
+	wasi, err := wasi_snapshot_preview1.NewBuilder(rt).Compile(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exported := wasi.ExportedFunctions()
+	for name := range exported {
+		if !wasiFunctions[name] {
+			t.Errorf("wazero provides %s, which wasiFunctions lacks", name)
+		}
+	}
+	for name := range wasiFunctions {
+		if _, ok := exported[name]; !ok {
+			t.Errorf("wasiFunctions lists %s, which wazero does not provide", name)
+		}
+	}
+}
+
+func TestUnknownEngineIsRefused(t *testing.T) {
+	_, err := NewEngine(context.Background(), Config{Engine: "v8"})
+	if err == nil || !strings.Contains(err.Error(), "wazero") {
+		t.Fatalf("NewEngine(v8) = %v; want an error listing the engines", err)
+	}
+}
+
+// A mount changes how an engine may connect stdio (wasmtime serves it
+// through WASI's own fd_read and fd_write then), so stdio and its cap are
+// checked with one too.
+func TestMountedRunsKeepStdioAndItsCap(t *testing.T) {
+	e := newEngine(t)
+	mounts := []Mount{{Host: t.TempDir(), Guest: "/data"}}
+	out := compile(t, e, "echo").Run(context.Background(), Run{Stdin: []byte("ping"), Limits: small, Mounts: mounts})
+	if out.Failure != nil || string(out.Stdout) != "ping" {
+		t.Fatalf("echo with a mount: %+v %q", out.Failure, out.Stdout)
+	}
+	out = compile(t, e, "spam").Run(context.Background(), Run{Limits: small, Mounts: mounts})
+	if out.Failure == nil || out.Failure.Kind != OutputLimit {
+		t.Fatalf("spam with a mount: %+v; want an output failure", out.Failure)
+	}
+	if int64(len(out.Stdout)) != small.Output {
+		t.Fatalf("kept %d bytes of stdout; want the %d-byte cap", len(out.Stdout), small.Output)
 	}
 }

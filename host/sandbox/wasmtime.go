@@ -1,0 +1,592 @@
+//go:build wasmtime && cgo
+
+package sandbox
+
+/*
+#include <stddef.h>
+#include <stdint.h>
+
+// Declared here rather than included: the headers live in the wasmtime-go
+// module, whose library (linked through that package) defines them.
+typedef struct wasmtime_store wasmtime_store_t;
+typedef struct wasmtime_context wasmtime_context_t;
+typedef struct wasmtime_error wasmtime_error_t;
+extern wasmtime_error_t *wasmtime_error_new(const char *);
+extern void wasmtime_store_epoch_deadline_callback(wasmtime_store_t *,
+	wasmtime_error_t *(*)(wasmtime_context_t *, void *, uint64_t *, uint8_t *),
+	void *, void (*)(void *));
+
+// wasmcp_on_epoch runs at every epoch tick a guest sees: it stops the guest
+// once Go has set its stop flag, and otherwise lets it run one more tick.
+static wasmtime_error_t *wasmcp_on_epoch(wasmtime_context_t *ctx, void *stop, uint64_t *delta, uint8_t *kind) {
+	if (__atomic_load_n((int32_t *)stop, __ATOMIC_ACQUIRE)) {
+		return wasmtime_error_new("wasmcp: the run was stopped");
+	}
+	*delta = 1;
+	*kind = 0; // WASMTIME_UPDATE_DEADLINE_CONTINUE
+	return 0;
+}
+
+static void wasmcp_watch_epochs(void *store, void *stop) {
+	wasmtime_store_epoch_deadline_callback((wasmtime_store_t *)store, wasmcp_on_epoch, stop, 0);
+}
+
+// WASI stdio from memory, for runs with mounts (see wasmtimeBackend).
+typedef struct { size_t size; char *data; } wasmcp_byte_vec;
+typedef ptrdiff_t (*wasmcp_writer)(void *, const unsigned char *, size_t);
+extern void wasm_byte_vec_new(wasmcp_byte_vec *, size_t, const char *);
+extern void wasi_config_set_stdin_bytes(void *, wasmcp_byte_vec *);
+extern void wasi_config_set_stdout_custom(void *, wasmcp_writer, void *, void (*)(void *));
+extern void wasi_config_set_stderr_custom(void *, wasmcp_writer, void *, void (*)(void *));
+extern ptrdiff_t wasmcpWrite(void *, unsigned char *, size_t);
+
+static void wasmcp_stdio(void *config, const char *in, size_t n, uintptr_t out, uintptr_t err) {
+	wasmcp_byte_vec v;
+	wasm_byte_vec_new(&v, n, in);
+	wasi_config_set_stdin_bytes(config, &v);
+	wasi_config_set_stdout_custom(config, (wasmcp_writer)wasmcpWrite, (void *)out, 0);
+	wasi_config_set_stderr_custom(config, (wasmcp_writer)wasmcpWrite, (void *)err, 0);
+}
+*/
+import "C"
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"runtime/cgo"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	wt "github.com/bytecodealliance/wasmtime-go/v39"
+
+	"github.com/wasmcp/wasmcp/abi"
+)
+
+const wasmtimeBuilt = true
+
+// epochTick is how often the engine's epoch advances. A guest is stopped
+// at the first tick after its run's context ends, so this bounds how far a
+// run can outlive its time limit or a cancellation.
+const epochTick = 10 * time.Millisecond
+
+// wasmtimeBackend runs modules in wasmtime, through wasmtime-go.
+//
+// Three things wasmtime-go does not offer are added around it:
+//   - In-memory stdio. The binding can connect stdio only to files. A run
+//     without mounts has no fds but 0 to 2, so fd_read and fd_write are
+//     shadowed by host functions that serve them from the run's buffers,
+//     and a prepared instance can block reading its arguments. A run with
+//     mounts needs WASI's own fd_read and fd_write for its files, so its
+//     stdio goes through the C API's in-memory stdin and custom writers,
+//     which the binding does not wrap; such a run cannot be prepared.
+//   - Interruptible sleep. WASI's poll_oneoff sleeps in the host, deaf to
+//     epochs, so it is shadowed by one that wakes when the run ends.
+//   - Stopping one guest. Epoch interruption stops every guest at a shared
+//     deadline; the C API's per-store epoch callback, which the binding
+//     does not wrap either, checks the run's own stop flag at each tick.
+type wasmtimeBackend struct {
+	engine  *wt.Engine
+	shadowd *wt.Linker // for runs without mounts: stdio shadowed
+	mounted *wt.Linker // for runs with mounts: WASI's own stdio
+	stop    chan struct{}
+}
+
+// cPointer reads the C object out of a wasmtime-go Store or WasiConfig,
+// whose first field it is; newWasmtime checks the layout.
+func cPointer[T wt.Store | wt.WasiConfig](v *T) unsafe.Pointer {
+	return *(*unsafe.Pointer)(unsafe.Pointer(v))
+}
+
+func startsWithPointer(t reflect.Type) bool {
+	f := t.Field(0)
+	return f.Name == "_ptr" && f.Type.Kind() == reflect.Pointer && f.Offset == 0
+}
+
+func newWasmtime(cfg Config) (backend, error) {
+	if !startsWithPointer(reflect.TypeFor[wt.Store]()) || !startsWithPointer(reflect.TypeFor[wt.WasiConfig]()) {
+		return nil, errors.New("wasmtime-go's Store or WasiConfig no longer starts with its C pointer; wasmcp was written for the version in go.mod")
+	}
+	c := wt.NewConfig()
+	c.SetEpochInterruption(true)
+	if cfg.CacheDir != "" {
+		dir := filepath.Join(cfg.CacheDir, "wasmtime")
+		toml := filepath.Join(cfg.CacheDir, "wasmtime.toml")
+		// strconv.Quote's escapes are TOML's for any path.
+		if err := os.WriteFile(toml, []byte("[cache]\ndirectory = "+strconv.Quote(dir)+"\n"), 0o600); err != nil {
+			return nil, fmt.Errorf("compilation cache: %w", err)
+		}
+		if err := c.CacheConfigLoad(toml); err != nil {
+			return nil, fmt.Errorf("compilation cache: %w", err)
+		}
+	}
+	b := &wasmtimeBackend{engine: wt.NewEngineWithConfig(c), stop: make(chan struct{})}
+	b.shadowd = wt.NewLinker(b.engine)
+	b.mounted = wt.NewLinker(b.engine)
+	if err := b.define(b.shadowd, true); err != nil {
+		b.engine.Close()
+		return nil, err
+	}
+	if err := b.define(b.mounted, false); err != nil {
+		b.engine.Close()
+		return nil, err
+	}
+	go b.tick()
+	return b, nil
+}
+
+func (b *wasmtimeBackend) tick() {
+	t := time.NewTicker(epochTick)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			b.engine.IncrementEpoch()
+		case <-b.stop:
+			return
+		}
+	}
+}
+
+func (b *wasmtimeBackend) define(l *wt.Linker, shadowStdio bool) error {
+	if err := l.DefineWasi(); err != nil {
+		return fmt.Errorf("defining WASI: %w", err)
+	}
+	l.AllowShadowing(true)
+	type def struct {
+		module, name string
+		f            any
+	}
+	defs := []def{
+		{wasiModule, "poll_oneoff", pollOneoff},
+		{abi.HostModule, "log", wtLog},
+		{abi.HostModule, "progress", wtProgress},
+		{abi.HostModule, "http_request", wtHTTPRequest},
+		{abi.HostModule, "http_response", wtHTTPResponse},
+	}
+	if shadowStdio {
+		defs = append(defs, def{wasiModule, "fd_read", fdRead}, def{wasiModule, "fd_write", fdWrite})
+	}
+	for _, d := range defs {
+		if err := l.FuncWrap(d.module, d.name, d.f); err != nil {
+			return fmt.Errorf("defining %s.%s: %w", d.module, d.name, err)
+		}
+	}
+	return nil
+}
+
+func (b *wasmtimeBackend) close(context.Context) error {
+	close(b.stop)
+	b.shadowd.Close()
+	b.mounted.Close()
+	b.engine.Close()
+	return nil
+}
+
+func (b *wasmtimeBackend) compile(_ context.Context, wasm []byte) (program, error) {
+	m, err := wt.NewModule(b.engine, wasm)
+	if err != nil {
+		return nil, err
+	}
+	return &wasmtimeProgram{b: b, module: m}, nil
+}
+
+type wasmtimeProgram struct {
+	b      *wasmtimeBackend
+	module *wt.Module
+}
+
+func (p *wasmtimeProgram) close(context.Context) error {
+	p.module.Close()
+	return nil
+}
+
+// wtRun is a store's data: what the shadowed and wasmcp host functions
+// need of their run.
+type wtRun struct {
+	in    *instance
+	stdin io.Reader
+}
+
+// wtMemory is what wasmtime knows of an instance's memory: its size at
+// the end, and its limit. It cannot see a refused grow, so a run that
+// failed with its memory within an eighth of its limit is put down to the
+// limit.
+type wtMemory struct{ size, limit uint64 }
+
+func (m *wtMemory) peak() uint64 { return m.size }
+
+func (m *wtMemory) refused() (uint64, bool) {
+	if m.size+max(m.limit/8, pageSize) > m.limit {
+		return m.limit, false
+	}
+	return 0, false
+}
+
+func (p *wasmtimeProgram) prepares(r Run) bool { return len(r.Mounts) == 0 }
+
+func (p *wasmtimeProgram) start(in *instance, r Run, stdin io.Reader) *Failure {
+	mem := &wtMemory{limit: uint64(r.Limits.Memory)}
+	in.mem = mem
+	wasi := wt.NewWasiConfig()
+	wasi.SetArgv(r.Args)
+	keys, values := make([]string, 0, len(r.Env)), make([]string, 0, len(r.Env))
+	for k, v := range r.Env {
+		keys, values = append(keys, k), append(values, v)
+	}
+	wasi.SetEnv(keys, values)
+	for _, m := range r.Mounts {
+		dirPerms, filePerms := wt.DIR_READ, wt.FILE_READ
+		if m.Write {
+			dirPerms, filePerms = dirPerms|wt.DIR_WRITE, filePerms|wt.FILE_WRITE
+		}
+		if err := wasi.PreopenDir(m.Host, m.Guest, dirPerms, filePerms); err != nil {
+			wasi.Close()
+			return &Failure{Kind: Internal, Detail: fmt.Sprintf("the directory granted at %s cannot be opened: %v", m.Guest, err)}
+		}
+	}
+
+	linker := p.b.shadowd
+	var handles []cgo.Handle
+	if len(r.Mounts) > 0 {
+		linker = p.b.mounted
+		// Not prepared (see prepares), so stdin is all in memory.
+		data, err := io.ReadAll(stdin)
+		if err != nil {
+			wasi.Close()
+			return &Failure{Kind: Internal, Detail: "reading the arguments: " + err.Error()}
+		}
+		handles = []cgo.Handle{cgo.NewHandle(in.stdout), cgo.NewHandle(in.stderr)}
+		var first *C.char
+		if len(data) > 0 {
+			first = (*C.char)(unsafe.Pointer(&data[0]))
+		}
+		C.wasmcp_stdio(cPointer(wasi), first, C.size_t(len(data)), C.uintptr_t(handles[0]), C.uintptr_t(handles[1]))
+	}
+
+	go in.guard(func() ending {
+		defer func() {
+			for _, h := range handles {
+				h.Delete()
+			}
+		}()
+		store := wt.NewStoreWithData(p.b.engine, &wtRun{in: in, stdin: stdin})
+		defer store.Close()
+		store.SetWasi(wasi)
+		store.Limiter(r.Limits.Memory, -1, -1, -1, -1)
+
+		var stop atomic.Int32
+		var pin runtime.Pinner
+		pin.Pin(&stop)
+		defer pin.Unpin()
+		C.wasmcp_watch_epochs(cPointer(store), unsafe.Pointer(&stop))
+		store.SetEpochDeadline(1)
+		unwatch := context.AfterFunc(in.ctx, func() { stop.Store(1) })
+		defer unwatch()
+
+		inst, err := linker.Instantiate(store, p.module)
+		if err != nil {
+			return wasmtimeEnding(err)
+		}
+		if m := inst.GetExport(store, "memory"); m != nil && m.Memory() != nil {
+			defer func() { mem.size = uint64(m.Memory().DataSize(store)) }()
+		}
+		start := inst.GetFunc(store, "_start")
+		if start == nil {
+			return ending{err: errors.New(`the module exports no "_start" function`)}
+		}
+		_, err = start.Call(store)
+		return wasmtimeEnding(err)
+	})
+	return nil
+}
+
+// wasmtimeEnding reads how a run ended from wasmtime's error, in the words
+// wazero uses for the same traps.
+func wasmtimeEnding(err error) ending {
+	if err == nil {
+		return ending{exited: true}
+	}
+	var werr *wt.Error
+	if errors.As(err, &werr) {
+		if status, ok := werr.ExitStatus(); ok {
+			return ending{exited: true, status: uint32(status)}
+		}
+	}
+	var trap *wt.Trap
+	if !errors.As(err, &trap) {
+		return ending{err: err}
+	}
+	code := trap.Code()
+	if code == nil {
+		first, _, _ := strings.Cut(trap.Message(), "\n")
+		return ending{trap: first}
+	}
+	switch *code {
+	case wt.StackOverflow:
+		return ending{overflow: true}
+	case wt.MemoryOutOfBounds:
+		return ending{trap: "out of bounds memory access"}
+	case wt.HeapMisaligned:
+		return ending{trap: "unaligned atomic"}
+	case wt.TableOutOfBounds, wt.IndirectCallToNull:
+		return ending{trap: "invalid table access"}
+	case wt.BadSignature:
+		return ending{trap: "indirect call type mismatch"}
+	case wt.IntegerOverflow:
+		return ending{trap: "integer overflow"}
+	case wt.IntegerDivisionByZero:
+		return ending{trap: "integer divide by zero"}
+	case wt.BadConversionToInteger:
+		return ending{trap: "invalid conversion to integer"}
+	case wt.UnreachableCodeReached:
+		return ending{trap: "unreachable"}
+	}
+	first, _, _ := strings.Cut(trap.Message(), "\n")
+	return ending{trap: first}
+}
+
+// errStopped is the trap a shadow returns when its run has ended: the
+// run's context holds the reason.
+func errStopped() *wt.Trap { return wt.NewTrap("wasmcp: the run was stopped") }
+
+func runOf(c *wt.Caller) *wtRun { return c.Data().(*wtRun) }
+
+// callerMemory is the calling instance's memory, or nil if it exports
+// none.
+func callerMemory(c *wt.Caller) guestMemory {
+	ext := c.GetExport("memory")
+	if ext == nil || ext.Memory() == nil {
+		return nil
+	}
+	return byteMemory(ext.Memory().UnsafeData(c))
+}
+
+// byteMemory is a view of guest memory, valid during one host call (the
+// guest cannot grow it meanwhile).
+type byteMemory []byte
+
+func (m byteMemory) span(offset, n uint32) ([]byte, bool) {
+	end := uint64(offset) + uint64(n)
+	if end > uint64(len(m)) {
+		return nil, false
+	}
+	return m[offset:end], true
+}
+
+func (m byteMemory) Read(offset, n uint32) ([]byte, bool) { return m.span(offset, n) }
+
+func (m byteMemory) Write(offset uint32, b []byte) bool {
+	if uint64(len(b)) > 1<<32-1 {
+		return false
+	}
+	dst, ok := m.span(offset, uint32(len(b)))
+	if ok {
+		copy(dst, b)
+	}
+	return ok
+}
+
+func (m byteMemory) WriteUint32Le(offset, v uint32) bool {
+	dst, ok := m.span(offset, 4)
+	if ok {
+		binary.LittleEndian.PutUint32(dst, v)
+	}
+	return ok
+}
+
+// WASI errno values the shadows return.
+const (
+	errnoBadf  = 8
+	errnoFault = 21
+	errnoInval = 28
+	errnoIO    = 29
+)
+
+// iovecs reads a WASI iovec array: the guest buffers it names.
+func iovecs(mem byteMemory, iovs, n int32) ([][]byte, int32) {
+	table, ok := mem.span(uint32(iovs), uint32(n)*8)
+	if !ok || n < 0 || n > 1024 {
+		return nil, errnoFault
+	}
+	bufs := make([][]byte, n)
+	for i := range bufs {
+		ptr := binary.LittleEndian.Uint32(table[8*i:])
+		size := binary.LittleEndian.Uint32(table[8*i+4:])
+		if bufs[i], ok = mem.span(ptr, size); !ok {
+			return nil, errnoFault
+		}
+	}
+	return bufs, 0
+}
+
+// fdRead is WASI's fd_read for a run without mounts, whose only fds are
+// stdio.
+func fdRead(c *wt.Caller, fd, iovs, n, nreadPtr int32) (int32, *wt.Trap) {
+	if fd != 0 {
+		return errnoBadf, nil
+	}
+	run := runOf(c)
+	if run.in.ctx.Err() != nil {
+		return 0, errStopped()
+	}
+	mem, _ := callerMemory(c).(byteMemory)
+	if _, ok := mem.span(uint32(nreadPtr), 4); !ok {
+		return errnoFault, nil
+	}
+	bufs, errno := iovecs(mem, iovs, n)
+	if errno != 0 {
+		return errno, nil
+	}
+	total := 0
+	for _, buf := range bufs {
+		got, err := io.ReadFull(run.stdin, buf)
+		total += got
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			break
+		}
+		if err != nil {
+			// The pipe of a prepared instance closes with an error when
+			// the instance is discarded.
+			return 0, errStopped()
+		}
+	}
+	mem.WriteUint32Le(uint32(nreadPtr), uint32(total))
+	return 0, nil
+}
+
+// fdWrite is WASI's fd_write for a run without mounts, whose only fds
+// are stdio.
+func fdWrite(c *wt.Caller, fd, iovs, n, nwrittenPtr int32) (int32, *wt.Trap) {
+	var out *cappedBuffer
+	switch fd {
+	case 1:
+		out = runOf(c).in.stdout
+	case 2:
+		out = runOf(c).in.stderr
+	default:
+		return errnoBadf, nil
+	}
+	mem, _ := callerMemory(c).(byteMemory)
+	if _, ok := mem.span(uint32(nwrittenPtr), 4); !ok {
+		return errnoFault, nil
+	}
+	bufs, errno := iovecs(mem, iovs, n)
+	if errno != 0 {
+		return errno, nil
+	}
+	total := 0
+	for _, buf := range bufs {
+		w, err := out.Write(buf)
+		total += w
+		if err != nil {
+			// The cap was reached and the run's context ended with the
+			// reason: stop now rather than at the next tick.
+			return 0, errStopped()
+		}
+	}
+	mem.WriteUint32Le(uint32(nwrittenPtr), uint32(total))
+	return 0, nil
+}
+
+// pollOneoff is WASI's poll_oneoff: fd subscriptions are ready at once
+// (stdio never blocks a poll here), and clock subscriptions sleep in real
+// time until the earliest is due or the run ends.
+func pollOneoff(c *wt.Caller, in, out, nsubs, neventsPtr int32) (int32, *wt.Trap) {
+	const subSize, eventSize = 48, 32
+	mem, _ := callerMemory(c).(byteMemory)
+	if nsubs <= 0 {
+		return errnoInval, nil
+	}
+	subs, ok1 := mem.span(uint32(in), uint32(nsubs)*subSize)
+	events, ok2 := mem.span(uint32(out), uint32(nsubs)*eventSize)
+	_, ok3 := mem.span(uint32(neventsPtr), 4)
+	if !ok1 || !ok2 || !ok3 || nsubs > 4096 {
+		return errnoFault, nil
+	}
+	type clock struct {
+		userdata []byte
+		wait     time.Duration
+	}
+	var clocks []clock
+	ready := 0
+	event := func(userdata []byte, errno uint16, tag byte) {
+		e := events[ready*eventSize : (ready+1)*eventSize]
+		clear(e)
+		copy(e, userdata)
+		binary.LittleEndian.PutUint16(e[8:], errno)
+		e[10] = tag
+		ready++
+	}
+	for i := range int(nsubs) {
+		s := subs[i*subSize : (i+1)*subSize]
+		switch tag := s[8]; tag {
+		case 0: // clock
+			id, timeout := binary.LittleEndian.Uint32(s[16:]), binary.LittleEndian.Uint64(s[24:])
+			wait := time.Duration(min(timeout, 1<<62))
+			if binary.LittleEndian.Uint16(s[40:])&1 != 0 { // absolute
+				if id != 0 {
+					// Only the realtime clock's origin is known here.
+					event(s[:8], 58, tag) // ENOTSUP
+					continue
+				}
+				wait = time.Until(time.Unix(0, int64(min(timeout, 1<<62))))
+			}
+			clocks = append(clocks, clock{s[:8], max(wait, 0)})
+		case 1, 2: // fd_read, fd_write
+			event(s[:8], 0, tag)
+		default:
+			event(s[:8], errnoInval, tag)
+		}
+	}
+	if ready == 0 && len(clocks) > 0 {
+		soonest := clocks[0].wait
+		for _, c := range clocks[1:] {
+			soonest = min(soonest, c.wait)
+		}
+		t := time.NewTimer(soonest)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-runOf(c).in.ctx.Done():
+			return 0, errStopped()
+		}
+		for _, c := range clocks {
+			if c.wait <= soonest {
+				event(c.userdata, 0, 0)
+			}
+		}
+	}
+	mem.WriteUint32Le(uint32(neventsPtr), uint32(ready))
+	return 0, nil
+}
+
+// The wasmcp host module, with the rules every engine shares.
+
+func wtLog(c *wt.Caller, level, ptr, n int32) int32 {
+	msg, code := readMessage(callerMemory(c), uint32(ptr), uint32(n))
+	return runOf(c).in.state.log(level, msg, code)
+}
+
+func wtProgress(c *wt.Caller, progress, total float64, ptr, n int32) int32 {
+	msg, code := readMessage(callerMemory(c), uint32(ptr), uint32(n))
+	return runOf(c).in.state.reportProgress(progress, total, msg, code)
+}
+
+func wtHTTPRequest(c *wt.Caller, ptr, n, lenPtr int32) int32 {
+	run := runOf(c)
+	return run.in.state.httpRequest(run.in.ctx, callerMemory(c), uint32(ptr), uint32(n), uint32(lenPtr))
+}
+
+func wtHTTPResponse(c *wt.Caller, ptr, n int32) int32 {
+	return runOf(c).in.state.httpResponse(callerMemory(c), uint32(ptr), uint32(n))
+}

@@ -1,0 +1,36 @@
+//go:build wasmtime && cgo
+
+package sandbox
+
+import "testing"
+
+func TestByteMemoryChecksBounds(t *testing.T) {
+	m := byteMemory(make([]byte, 16))
+	for _, tc := range []struct {
+		offset, n uint32
+		ok        bool
+	}{
+		{0, 16, true}, {12, 4, true}, {16, 0, true},
+		{13, 4, false}, {17, 0, false}, {0xffffffff, 2, false}, {1, 0xffffffff, false},
+	} {
+		if _, ok := m.Read(tc.offset, tc.n); ok != tc.ok {
+			t.Errorf("Read(%d, %d) ok = %v; want %v", tc.offset, tc.n, ok, tc.ok)
+		}
+	}
+	if m.WriteUint32Le(13, 1) || !m.WriteUint32Le(12, 0x04030201) || m[15] != 4 {
+		t.Errorf("WriteUint32Le: %v", m[12:])
+	}
+	if m.Write(10, make([]byte, 7)) || !m.Write(10, []byte("abcdef")) || string(m[10:]) != "abcdef" {
+		t.Errorf("Write: %q", m[10:])
+	}
+	if m, ok := byteMemory(nil).Read(0, 1); ok || m != nil {
+		t.Error("an empty memory read succeeded")
+	}
+}
+
+func TestWasmtimeRunsWithoutMountsCanBePrepared(t *testing.T) {
+	p := &wasmtimeProgram{}
+	if !p.prepares(Run{}) || p.prepares(Run{Mounts: []Mount{{Host: "/", Guest: "/"}}}) {
+		t.Fatal("prepares: want true without mounts, false with")
+	}
+}

@@ -1,0 +1,265 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+	"github.com/tetratelabs/wazero/experimental/sysfs"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/wasmcp/wasmcp/abi"
+)
+
+// wazeroBackend runs modules in wazero, compiled to native code.
+type wazeroBackend struct {
+	rt    wazero.Runtime
+	cache wazero.CompilationCache
+}
+
+func newWazero(ctx context.Context, cfg Config) (*wazeroBackend, error) {
+	rc := wazero.NewRuntimeConfig().
+		// Interrupts a run when its context ends; without it a guest's loop
+		// would ignore the time limit.
+		WithCloseOnContextDone(true)
+	var cache wazero.CompilationCache
+	if cfg.CacheDir != "" {
+		c, err := wazero.NewCompilationCacheWithDir(cfg.CacheDir)
+		if err != nil {
+			return nil, fmt.Errorf("compilation cache: %w", err)
+		}
+		cache = c
+		rc = rc.WithCompilationCache(c)
+	}
+	rt := wazero.NewRuntimeWithConfig(ctx, rc)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+		rt.Close(ctx)
+		return nil, fmt.Errorf("instantiating WASI: %w", err)
+	}
+	if err := instantiateHostModule(ctx, rt); err != nil {
+		rt.Close(ctx)
+		return nil, fmt.Errorf("instantiating the %s host module: %w", abi.HostModule, err)
+	}
+	return &wazeroBackend{rt: rt, cache: cache}, nil
+}
+
+func (w *wazeroBackend) close(ctx context.Context) error {
+	err := w.rt.Close(ctx)
+	if w.cache != nil {
+		err = errors.Join(err, w.cache.Close(ctx))
+	}
+	return err
+}
+
+func (w *wazeroBackend) compile(ctx context.Context, wasm []byte) (program, error) {
+	cm, err := w.rt.CompileModule(ctx, wasm)
+	if err != nil {
+		return nil, err
+	}
+	return &wazeroProgram{rt: w.rt, cm: cm}, nil
+}
+
+type wazeroProgram struct {
+	rt wazero.Runtime
+	cm wazero.CompiledModule
+}
+
+func (p *wazeroProgram) close(ctx context.Context) error { return p.cm.Close(ctx) }
+
+func (p *wazeroProgram) prepares(Run) bool { return true }
+
+func (p *wazeroProgram) start(in *instance, r Run, stdin io.Reader) *Failure {
+	mem := &meter{limit: uint64(r.Limits.Memory)}
+	in.mem = mem
+	runCtx := experimental.WithMemoryAllocator(in.ctx, mem)
+	runCtx = context.WithValue(runCtx, runStateKey{}, in.state)
+
+	cfg := wazero.NewModuleConfig().
+		WithName(""). // anonymous, so instances of one module can run at once
+		WithArgs(r.Args...).
+		WithStdin(stdin).
+		WithStdout(in.stdout).
+		WithStderr(in.stderr).
+		WithSysWalltime().
+		WithSysNanotime().
+		WithNanosleep(sleeper(runCtx)).
+		WithRandSource(rand.Reader).
+		WithStartFunctions("_start")
+	for k, v := range r.Env {
+		cfg = cfg.WithEnv(k, v)
+	}
+	var roots []*confinedFS
+	if len(r.Mounts) > 0 {
+		fsc := wazero.NewFSConfig().(sysfs.FSConfig)
+		for _, m := range r.Mounts {
+			cfs, err := newConfinedFS(m)
+			if err != nil {
+				for _, r := range roots {
+					r.root.Close()
+				}
+				return &Failure{Kind: Internal, Detail: fmt.Sprintf("the directory granted at %s cannot be opened: %v", m.Guest, err)}
+			}
+			roots = append(roots, cfs)
+			fsc = fsc.WithSysFSMount(cfs, m.Guest).(sysfs.FSConfig)
+		}
+		cfg = cfg.WithFSConfig(fsc.(wazero.FSConfig))
+	}
+
+	go in.guard(func() ending {
+		defer func() {
+			for _, r := range roots {
+				r.root.Close()
+			}
+		}()
+		mod, err := p.rt.InstantiateModule(runCtx, p.cm, cfg)
+		if mod != nil {
+			_ = mod.Close(context.Background())
+		}
+		return wazeroEnding(err)
+	})
+	return nil
+}
+
+// wazeroEnding reads how a run ended from wazero's error. wazero exports
+// no error values for traps or stack overflow, so their text is the
+// interface.
+func wazeroEnding(err error) ending {
+	if err == nil {
+		return ending{exited: true}
+	}
+	var exit *sys.ExitError
+	if errors.As(err, &exit) {
+		return ending{exited: true, status: exit.ExitCode()}
+	}
+	first, _, _ := strings.Cut(err.Error(), "\n")
+	if strings.HasSuffix(first, "stack overflow") {
+		return ending{overflow: true}
+	}
+	// A trap reads "... wasm error: <reason>".
+	const prefix = "wasm error: "
+	if i := strings.Index(first, prefix); i >= 0 {
+		return ending{trap: first[i+len(prefix):]}
+	}
+	return ending{err: err}
+}
+
+// sleeper is WASI's nanosleep for one run: real time, cut short when the
+// run ends, so a sleeping guest cannot outlive its time limit.
+func sleeper(ctx context.Context) sys.Nanosleep {
+	return func(ns int64) {
+		t := time.NewTimer(time.Duration(ns))
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
+}
+
+// meter backs one instance's linear memory and enforces its limit. It sees
+// every grow request, so unlike the runtime-wide page limit (which fails a
+// grow silently) it can tell that the limit, not the guest, ended a run.
+type meter struct {
+	limit  uint64
+	max    uint64
+	denied uint64 // the largest size refused, 0 if none
+	buf    []byte
+}
+
+func (m *meter) peak() uint64 { return m.max }
+
+func (m *meter) refused() (uint64, bool) { return m.denied, true }
+
+// Allocate implements experimental.MemoryAllocator. Multi-memory is refused
+// at load, so each instance asks once.
+func (m *meter) Allocate(_, _ uint64) experimental.LinearMemory { return m }
+
+// Reallocate implements experimental.LinearMemory.
+func (m *meter) Reallocate(size uint64) []byte {
+	if size > m.limit {
+		m.denied = max(m.denied, size)
+		return nil
+	}
+	if size <= uint64(cap(m.buf)) {
+		// Bytes between len and cap were zeroed by make and never exposed.
+		m.buf = m.buf[:size]
+	} else {
+		grown := make([]byte, size, min(max(size, 2*uint64(cap(m.buf))), m.limit))
+		copy(grown, m.buf)
+		m.buf = grown
+	}
+	m.max = max(m.max, size)
+	return m.buf
+}
+
+// Free implements experimental.LinearMemory.
+func (m *meter) Free() { m.buf = nil }
+
+// instantiateHostModule defines the wasmcp host module in the runtime.
+func instantiateHostModule(ctx context.Context, rt wazero.Runtime) error {
+	i32, f64 := api.ValueTypeI32, api.ValueTypeF64
+	_, err := rt.NewHostModuleBuilder(abi.HostModule).
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(hostLog), []api.ValueType{i32, i32, i32}, []api.ValueType{i32}).
+		WithParameterNames("level", "msg_ptr", "msg_len").
+		Export("log").
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(hostProgress), []api.ValueType{f64, f64, i32, i32}, []api.ValueType{i32}).
+		WithParameterNames("progress", "total", "msg_ptr", "msg_len").
+		Export("progress").
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(hostHTTPRequest), []api.ValueType{i32, i32, i32}, []api.ValueType{i32}).
+		WithParameterNames("req_ptr", "req_len", "resp_len_ptr").
+		Export("http_request").
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(hostHTTPResponse), []api.ValueType{i32, i32}, []api.ValueType{i32}).
+		WithParameterNames("buf_ptr", "buf_len").
+		Export("http_response").
+		Instantiate(ctx)
+	return err
+}
+
+// The wazero host functions take the run's state from the context
+// launch gave the instance, and its memory from the calling module.
+
+func stateOf(ctx context.Context) *runState {
+	st, _ := ctx.Value(runStateKey{}).(*runState)
+	return st
+}
+
+func memoryOf(m api.Module) guestMemory {
+	if mem := m.Memory(); mem != nil {
+		return mem
+	}
+	return nil
+}
+
+func hostLog(ctx context.Context, m api.Module, stack []uint64) {
+	level := api.DecodeI32(stack[0])
+	msg, code := readMessage(memoryOf(m), api.DecodeU32(stack[1]), api.DecodeU32(stack[2]))
+	stack[0] = api.EncodeI32(stateOf(ctx).log(level, msg, code))
+}
+
+func hostProgress(ctx context.Context, m api.Module, stack []uint64) {
+	progress, total := api.DecodeF64(stack[0]), api.DecodeF64(stack[1])
+	msg, code := readMessage(memoryOf(m), api.DecodeU32(stack[2]), api.DecodeU32(stack[3]))
+	stack[0] = api.EncodeI32(stateOf(ctx).reportProgress(progress, total, msg, code))
+}
+
+func hostHTTPRequest(ctx context.Context, m api.Module, stack []uint64) {
+	ptr, n, lenPtr := api.DecodeU32(stack[0]), api.DecodeU32(stack[1]), api.DecodeU32(stack[2])
+	stack[0] = api.EncodeI32(stateOf(ctx).httpRequest(ctx, memoryOf(m), ptr, n, lenPtr))
+}
+
+func hostHTTPResponse(ctx context.Context, m api.Module, stack []uint64) {
+	ptr, n := api.DecodeU32(stack[0]), api.DecodeU32(stack[1])
+	stack[0] = api.EncodeI32(stateOf(ctx).httpResponse(memoryOf(m), ptr, n))
+}
