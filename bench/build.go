@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -45,17 +46,19 @@ func (a *artifacts) run(dir string, argv ...string) error {
 }
 
 // build makes what the selected servers need: wasmcp and the modules it
-// serves (with scripts/build-tools, and bench/calculate-c/build for the C
-// calculate), the native Go server, and the native TypeScript server's npm
-// packages.
+// serves (with scripts/build-tools, and bench/c-guests/build for the C
+// guests), the native Go server, and the native TypeScript server's npm
+// packages. wasmcp is built with the wasmtime engine when a server uses
+// it.
 func (a *artifacts) build(sel []*server) error {
-	var needWasmcp, needGo, needTS bool
+	var needWasmcp, needGo, needTS, needWasmtime bool
 	var toolNames []string
 	for _, s := range sel {
 		switch s.Impl {
 		case "wasmcp":
 			needWasmcp = true
-			if name, ok := strings.CutPrefix(s.Source, "tools/"); ok {
+			needWasmtime = needWasmtime || s.Engine == "wasmtime"
+			if name, ok := strings.CutPrefix(s.Source, "tools/"); ok && !slices.Contains(toolNames, name) {
 				toolNames = append(toolNames, name)
 			}
 		case "go-sdk":
@@ -65,7 +68,11 @@ func (a *artifacts) build(sel []*server) error {
 		}
 	}
 	if needWasmcp {
-		if err := a.run(a.root, "go", "build", "-trimpath", "-o", a.wasmcp, "./cmd/wasmcp"); err != nil {
+		argv := []string{"go", "build", "-trimpath", "-o", a.wasmcp}
+		if needWasmtime {
+			argv = append(argv, "-tags", "wasmtime")
+		}
+		if err := a.run(a.root, append(argv, "./cmd/wasmcp")...); err != nil {
 			return err
 		}
 		modules := filepath.Join(a.out, "modules")
@@ -80,8 +87,8 @@ func (a *artifacts) build(sel []*server) error {
 				continue
 			}
 			module := filepath.Join(modules, filepath.Base(s.Source)+".wasm")
-			if s.Source == "bench/calculate-c" {
-				if err := a.buildCalculateC(module); err != nil {
+			if strings.HasSuffix(s.Source, ".c") {
+				if err := a.buildC(s.Source, s.Manifest, module); err != nil {
 					return err
 				}
 			}
@@ -110,15 +117,17 @@ func (a *artifacts) build(sel []*server) error {
 	return nil
 }
 
-func (a *artifacts) buildCalculateC(module string) error {
-	raw := filepath.Join(a.out, "tmp", "calculate-c.wasm")
+// buildC builds a C guest of bench/c-guests and packs it with its
+// manifest.
+func (a *artifacts) buildC(source, manifest, module string) error {
+	raw := filepath.Join(a.out, "tmp", filepath.Base(source)+".wasm")
 	if err := os.MkdirAll(filepath.Dir(raw), 0o755); err != nil {
 		return err
 	}
-	if err := a.run(a.root, "bench/calculate-c/build", raw); err != nil {
+	if err := a.run(a.root, "bench/c-guests/build", source, raw); err != nil {
 		return fmt.Errorf("%w (clang-14 and wasi-libc come from scripts/setup)", err)
 	}
-	return a.run(a.root, a.wasmcp, "pack", "--manifest", "tools/calculate/manifest.json", "-o", module, raw)
+	return a.run(a.root, a.wasmcp, "pack", "--manifest", manifest, "-o", module, raw)
 }
 
 // npmInstall runs npm ci in bench/native-ts when the lock file differs from
@@ -151,7 +160,11 @@ func (a *artifacts) precompile(sel []*server) error {
 		if !s.wasmcp() {
 			continue
 		}
-		cmd := exec.Command(a.wasmcp, "list", "--tools", a.toolDir(s), "--cache-dir", a.cacheDir)
+		argv := []string{"list", "--tools", a.toolDir(s), "--cache-dir", a.cacheDir}
+		if s.Engine != "" {
+			argv = append(argv, "--engine", s.Engine)
+		}
+		cmd := exec.Command(a.wasmcp, argv...)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("wasmcp list --tools %s: %v\n%s", a.toolDir(s), err, out)
 		}

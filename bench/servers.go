@@ -24,8 +24,12 @@ type server struct {
 	Language string // the tool's language
 	Tool     string
 	// Source is where the tool's module comes from (wasmcp servers only):
-	// a directory of tools/ built by scripts/build-tools, or bench/calculate-c.
-	Source string
+	// a directory of tools/ built by scripts/build-tools, or a C file in
+	// bench/c-guests packed with Manifest.
+	Source   string
+	Manifest string
+	// Engine is wasmcp's --engine; empty is its default, wazero.
+	Engine string
 	Args   map[string]any
 	Check  func(*toolResult) error
 }
@@ -46,6 +50,16 @@ var uuidV4 = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-
 
 var calculateArgs = map[string]any{"a": 10, "b": 5, "operation": "add"}
 
+// cCalculate is the C guest's calculate, packed with the Go guest's
+// manifest.
+const cCalculate, calculateManifest = "bench/c-guests/calculate.c", "tools/calculate/manifest.json"
+
+// primesArgs are count_primes' arguments: enough work (milliseconds) that
+// the guest's loops, not the call around them, dominate.
+var primesArgs = map[string]any{"below": 60000}
+
+const cPrimes, primesManifest = "bench/c-guests/count_primes.c", "bench/c-guests/count_primes.json"
+
 // servers are every server the bench knows, in the order it runs them.
 // calculate is the like-for-like comparison (the Go and C guests and both
 // native baselines); the Rust, AssemblyScript and WAT guests are
@@ -53,7 +67,7 @@ var calculateArgs = map[string]any{"a": 10, "b": 5, "operation": "add"}
 var servers = []*server{
 	{Name: "wasmcp-go", Impl: "wasmcp", Language: "Go", Tool: "calculate", Source: "tools/calculate",
 		Args: calculateArgs, Check: wantText("15.0")},
-	{Name: "wasmcp-c", Impl: "wasmcp", Language: "C", Tool: "calculate", Source: "bench/calculate-c",
+	{Name: "wasmcp-c", Impl: "wasmcp", Language: "C", Tool: "calculate", Source: cCalculate, Manifest: calculateManifest,
 		Args: calculateArgs, Check: wantText("15.0")},
 	{Name: "wasmcp-rust", Impl: "wasmcp", Language: "Rust", Tool: "convert_units", Source: "tools/convert_units",
 		Args: map[string]any{"value": 5, "from": "km", "to": "mi"}, Check: checkConvert},
@@ -66,6 +80,14 @@ var servers = []*server{
 			}
 			return nil
 		}},
+	{Name: "wasmtime-go", Impl: "wasmcp", Engine: "wasmtime", Language: "Go, on wasmtime", Tool: "calculate", Source: "tools/calculate",
+		Args: calculateArgs, Check: wantText("15.0")},
+	{Name: "wasmtime-c", Impl: "wasmcp", Engine: "wasmtime", Language: "C, on wasmtime", Tool: "calculate", Source: cCalculate, Manifest: calculateManifest,
+		Args: calculateArgs, Check: wantText("15.0")},
+	{Name: "wasmcp-primes", Impl: "wasmcp", Language: "C, compute-heavy", Tool: "count_primes", Source: cPrimes, Manifest: primesManifest,
+		Args: primesArgs, Check: wantText("6057")},
+	{Name: "wasmtime-primes", Impl: "wasmcp", Engine: "wasmtime", Language: "C, compute-heavy, on wasmtime", Tool: "count_primes", Source: cPrimes, Manifest: primesManifest,
+		Args: primesArgs, Check: wantText("6057")},
 	{Name: "native-go", Impl: "go-sdk", Language: "Go, native", Tool: "calculate",
 		Args: calculateArgs, Check: wantText("15.0")},
 	{Name: "native-ts", Impl: "ts-sdk", Language: "TypeScript, native", Tool: "calculate",
@@ -93,6 +115,9 @@ func (s *server) command(cfg *config, a *artifacts, addr string) []string {
 	switch s.Impl {
 	case "wasmcp":
 		argv = []string{a.wasmcp, "serve", "--tools", a.toolDir(s), "--cache-dir", a.cacheDir}
+		if s.Engine != "" {
+			argv = append(argv, "--engine", s.Engine)
+		}
 		argv = append(argv, cfg.WasmcpArgs...)
 	case "go-sdk":
 		argv = []string{a.nativeGo}
