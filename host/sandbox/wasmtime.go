@@ -414,8 +414,11 @@ const (
 
 // iovecs reads a WASI iovec array: the guest buffers it names.
 func iovecs(mem byteMemory, iovs, n int32) ([][]byte, int32) {
+	if n < 0 || n > 1024 {
+		return nil, errnoInval
+	}
 	table, ok := mem.span(uint32(iovs), uint32(n)*8)
-	if !ok || n < 0 || n > 1024 {
+	if !ok {
 		return nil, errnoFault
 	}
 	bufs := make([][]byte, n)
@@ -429,6 +432,17 @@ func iovecs(mem byteMemory, iovs, n int32) ([][]byte, int32) {
 	return bufs, 0
 }
 
+// ioArgs checks fd_read's and fd_write's arguments: the buffers and where
+// the count goes.
+func ioArgs(c *wt.Caller, iovs, n, countPtr int32) (byteMemory, [][]byte, int32) {
+	mem, _ := callerMemory(c).(byteMemory)
+	if _, ok := mem.span(uint32(countPtr), 4); !ok {
+		return nil, nil, errnoFault
+	}
+	bufs, errno := iovecs(mem, iovs, n)
+	return mem, bufs, errno
+}
+
 // fdRead is WASI's fd_read for a run without mounts, whose only fds are
 // stdio.
 func fdRead(c *wt.Caller, fd, iovs, n, nreadPtr int32) (int32, *wt.Trap) {
@@ -439,11 +453,7 @@ func fdRead(c *wt.Caller, fd, iovs, n, nreadPtr int32) (int32, *wt.Trap) {
 	if run.in.ctx.Err() != nil {
 		return 0, errStopped()
 	}
-	mem, _ := callerMemory(c).(byteMemory)
-	if _, ok := mem.span(uint32(nreadPtr), 4); !ok {
-		return errnoFault, nil
-	}
-	bufs, errno := iovecs(mem, iovs, n)
+	mem, bufs, errno := ioArgs(c, iovs, n, nreadPtr)
 	if errno != 0 {
 		return errno, nil
 	}
@@ -476,11 +486,7 @@ func fdWrite(c *wt.Caller, fd, iovs, n, nwrittenPtr int32) (int32, *wt.Trap) {
 	default:
 		return errnoBadf, nil
 	}
-	mem, _ := callerMemory(c).(byteMemory)
-	if _, ok := mem.span(uint32(nwrittenPtr), 4); !ok {
-		return errnoFault, nil
-	}
-	bufs, errno := iovecs(mem, iovs, n)
+	mem, bufs, errno := ioArgs(c, iovs, n, nwrittenPtr)
 	if errno != 0 {
 		return errno, nil
 	}
