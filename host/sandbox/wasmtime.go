@@ -79,6 +79,11 @@ const wasmtimeBuilt = true
 // run can outlive its time limit or a cancellation.
 const epochTick = 10 * time.Millisecond
 
+// maxTableElements caps each table: table.grow is outside the memory
+// limit, and a guest could otherwise grow a table to gigabytes. Toolchains
+// emit tables of a few thousand functions (a Go guest's: about 6,300).
+const maxTableElements = 1 << 20
+
 // wasmtimeBackend runs modules in wasmtime, through wasmtime-go.
 //
 // Three things wasmtime-go does not offer are added around it:
@@ -282,7 +287,7 @@ func (p *wasmtimeProgram) start(in *instance, r Run, stdin io.Reader) *Failure {
 		store := wt.NewStoreWithData(p.b.engine, &wtRun{in: in, stdin: stdin})
 		defer store.Close()
 		store.SetWasi(wasi)
-		store.Limiter(r.Limits.Memory, -1, -1, -1, -1)
+		store.Limiter(r.Limits.Memory, maxTableElements, -1, -1, -1)
 
 		var stop atomic.Int32
 		var pin runtime.Pinner
