@@ -26,6 +26,11 @@ import (
 // pageSize is the size of a Wasm memory page.
 const pageSize = 64 << 10
 
+// maxTableElements bounds every table (wasmbin.CapTables): tables are
+// outside the memory limit. Toolchains emit tables of a few thousand
+// functions (a Go guest's: about 6,300).
+const maxTableElements = 1 << 20
+
 // Limits bound one run.
 type Limits struct {
 	Timeout time.Duration
@@ -171,6 +176,9 @@ func (e *Engine) Compile(ctx context.Context, wasm []byte) (*Compiled, error) {
 		return nil, err
 	}
 	if err := e.CheckModule(parsed); err != nil {
+		return nil, err
+	}
+	if wasm, err = wasmbin.CapTables(wasm, maxTableElements); err != nil {
 		return nil, err
 	}
 	e.mu.RLock()

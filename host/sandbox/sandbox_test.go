@@ -305,3 +305,11 @@ func TestMountedRunsKeepStdioAndItsCap(t *testing.T) {
 		t.Fatalf("kept %d bytes of stdout; want the %d-byte cap", len(out.Stdout), small.Output)
 	}
 }
+
+func TestTableGrowthIsCapped(t *testing.T) {
+	e := newEngine(t)
+	out := compile(t, e, "tablegrow").Run(context.Background(), Run{Limits: small})
+	if out.Failure != nil {
+		t.Fatalf("a table grow past %d elements was allowed: %+v", maxTableElements, out.Failure)
+	}
+}

@@ -79,11 +79,6 @@ const wasmtimeBuilt = true
 // run can outlive its time limit or a cancellation.
 const epochTick = 10 * time.Millisecond
 
-// maxTableElements caps each table: table.grow is outside the memory
-// limit, and a guest could otherwise grow a table to gigabytes. Toolchains
-// emit tables of a few thousand functions (a Go guest's: about 6,300).
-const maxTableElements = 1 << 20
-
 // wasmtimeBackend runs modules in wasmtime, through wasmtime-go.
 //
 // Three things wasmtime-go does not offer are added around it:

@@ -706,6 +706,7 @@ func FuzzParse(f *testing.F) {
 		codeSection(),
 	), "name", []byte{})
 	f.Add([]byte("\x00asm\x0d\x00\x01\x00"), "x", []byte("y"))
+	f.Add(module(section(sectionTable, vec(table(0x00, 5), table(0x01, 1, 1<<20)))), "t", []byte("z"))
 	f.Add(cat(header(), []byte{1, 0xff, 0xff, 0xff, 0xff, 0x0f}), "", []byte(nil))
 
 	f.Fuzz(func(t *testing.T, data []byte, secName string, payload []byte) {
@@ -719,6 +720,15 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("Parse returned a module alongside error %v", err)
 			}
 			return
+		}
+		if capped, err := CapTables(data, 1000); err == nil {
+			again, err := CapTables(capped, 1000)
+			if err != nil || !bytes.Equal(again, capped) {
+				t.Fatalf("capping a capped module: %v\n% x\n% x", err, capped, again)
+			}
+			if got, err := Parse(capped); err != nil || !slices.Equal(got.Imports, m.Imports) || !slices.Equal(got.Exports, m.Exports) || !slices.Equal(got.Memories, m.Memories) {
+				t.Fatalf("CapTables changed what Parse reads (%v)", err)
+			}
 		}
 		out, err := SetCustomSection(data, secName, payload)
 		if !bytes.Equal(data, orig) {
