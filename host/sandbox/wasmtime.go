@@ -279,15 +279,16 @@ func (p *wasmtimeProgram) start(in *instance, r Run, stdin io.Reader) *Failure {
 				h.Delete()
 			}
 		}()
-		store := wt.NewStoreWithData(p.b.engine, &wtRun{in: in, stdin: stdin})
-		defer store.Close()
-		store.SetWasi(wasi)
-		store.Limiter(r.Limits.Memory, maxTableElements, -1, -1, -1)
-
+		// The store keeps a pointer to stop, so stop stays pinned until
+		// the store is gone.
 		var stop atomic.Int32
 		var pin runtime.Pinner
 		pin.Pin(&stop)
 		defer pin.Unpin()
+		store := wt.NewStoreWithData(p.b.engine, &wtRun{in: in, stdin: stdin})
+		defer store.Close()
+		store.SetWasi(wasi)
+		store.Limiter(r.Limits.Memory, maxTableElements, -1, -1, -1)
 		C.wasmcp_watch_epochs(cPointer(store), unsafe.Pointer(&stop))
 		store.SetEpochDeadline(1)
 		unwatch := context.AfterFunc(in.ctx, func() { stop.Store(1) })
