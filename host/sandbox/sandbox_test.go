@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"strings"
@@ -311,5 +312,19 @@ func TestTableGrowthIsCapped(t *testing.T) {
 	out := compile(t, e, "tablegrow").Run(context.Background(), Run{Limits: small})
 	if out.Failure != nil {
 		t.Fatalf("a table grow past %d elements was allowed: %+v", maxTableElements, out.Failure)
+	}
+}
+
+func TestHostileWASIArgumentsGetErrnos(t *testing.T) {
+	e := newEngine(t)
+	out := compile(t, e, "wasibad").Run(context.Background(), Run{Stdin: []byte("x"), Limits: small})
+	if out.Failure != nil {
+		t.Fatalf("run failed: %+v", out.Failure)
+	}
+	// EINVAL, EFAULT ×4, then a poll on stdin: errno 0, one event whose
+	// own errno is 0.
+	want := []byte{28, 21, 21, 21, 21, 0, 1, 0}
+	if !bytes.Equal(out.Stdout, want) {
+		t.Fatalf("errnos = %v; want %v", out.Stdout, want)
 	}
 }
