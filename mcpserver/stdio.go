@@ -139,12 +139,8 @@ type stdoutWriter struct {
 
 // Write is called by the SDK with one encoded message and its newline.
 func (s *stdoutWriter) Write(p []byte) (int, error) {
-	var msg struct {
-		ID     json.RawMessage `json:"id"`
-		Method *string         `json:"method"`
-	}
-	if json.Unmarshal(p, &msg) == nil && msg.Method == nil && msg.ID != nil {
-		s.answered(msg.ID)
+	if id, ok := guard.ResponseID(p); ok {
+		s.answered(id)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
