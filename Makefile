@@ -10,7 +10,7 @@ ADDR    ?= 127.0.0.1:8080
 
 # Each fuzz target, with its package; `make fuzz FUZZTIME=5m` for a longer run.
 FUZZTIME ?= 10s
-FUZZ := abi:FuzzParseManifest internal/wasmbin:FuzzParse mcpserver/internal/guard:FuzzInspect \
+FUZZ := abi:FuzzParseManifest internal/wasmbin:FuzzParse mcpserver/internal/guard:FuzzInspect mcpserver/internal/guard:FuzzScan \
         host/schema:FuzzCompile host/sandbox:FuzzHostFunctions
 
 .PHONY: run serve-stdio build tools setup test test-wasmtime lint fuzz conformance

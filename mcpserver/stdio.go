@@ -81,11 +81,15 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, op
 // well-formed ones to the SDK through pw. It returns io.EOF when in ends.
 func forwardLines(in io.Reader, pw io.Writer, w *stdoutWriter, stopped *atomic.Bool, log *slog.Logger) error {
 	r := bufio.NewReaderSize(in, 64<<10)
+	// One buffer holds each line in turn: a line is done with once it is
+	// answered or forwarded, as pw.Write returns only when the SDK has
+	// read it all.
+	var buf []byte
 	for {
 		if stopped.Load() {
 			return nil
 		}
-		line, tooLong, err := readLine(r, MaxMessageSize)
+		line, tooLong, err := readLine(r, MaxMessageSize, buf)
 		if tooLong {
 			log.Warn("refused oversized message", "limit", MaxMessageSize)
 			w.writeLine(guard.ErrorResponse(nil, guard.CodeInvalidRequest, fmt.Sprintf("invalid request: message exceeds %d bytes", MaxMessageSize)))
@@ -107,12 +111,22 @@ func forwardLines(in io.Reader, pw io.Writer, w *stdoutWriter, stopped *atomic.B
 		if err != nil {
 			return err
 		}
+		// A rare large message's buffer is let go rather than held for
+		// the rest of the session.
+		if buf = line; cap(buf) > maxKeptLine {
+			buf = nil
+		}
 	}
 }
 
-// readLine reads one line of at most limit bytes. A longer line is read to
-// its end and discarded, so the next message is still found.
-func readLine(r *bufio.Reader, limit int) (line []byte, tooLong bool, err error) {
+// maxKeptLine bounds the line buffer forwardLines keeps between messages.
+const maxKeptLine = 64 << 10
+
+// readLine reads one line of at most limit bytes, into buf's storage if it
+// fits. A longer line is read to its end and discarded, so the next message
+// is still found.
+func readLine(r *bufio.Reader, limit int, buf []byte) (line []byte, tooLong bool, err error) {
+	line = buf[:0]
 	for {
 		chunk, err := r.ReadSlice('\n')
 		if len(line)+len(chunk) > limit+1 { // +1 for the newline
@@ -139,12 +153,8 @@ type stdoutWriter struct {
 
 // Write is called by the SDK with one encoded message and its newline.
 func (s *stdoutWriter) Write(p []byte) (int, error) {
-	var msg struct {
-		ID     json.RawMessage `json:"id"`
-		Method *string         `json:"method"`
-	}
-	if json.Unmarshal(p, &msg) == nil && msg.Method == nil && msg.ID != nil {
-		s.answered(msg.ID)
+	if id, ok := guard.ResponseID(p); ok {
+		s.answered(id)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

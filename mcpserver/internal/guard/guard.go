@@ -37,12 +37,16 @@ const (
 // Verdict is what Inspect found.
 type Verdict struct {
 	Kind Kind
-	// ID is the message's id as it appeared on the wire, compacted; nil when
-	// there is none or it could not be read.
+	// ID is the message's id as it appeared on the wire; nil when there is
+	// none or it could not be read.
 	ID json.RawMessage
 	// Method is the method of a request or notification.
 	Method string
 	// Params is the raw params member, if present.
+	//
+	// ID and Params are slices of the inspected message, not copies, so
+	// the message must not change while they are in use. Appending to them
+	// copies.
 	Params json.RawMessage
 	// Code and Message describe why an Invalid message was refused.
 	Code    int
@@ -70,81 +74,93 @@ func Inspect(msg []byte) Verdict {
 	default:
 		return invalid(nil, CodeInvalidRequest, "invalid request: a message must be a JSON object")
 	}
-	var env map[string]json.RawMessage
-	if err := json.Unmarshal(trimmed, &env); err != nil {
-		// Valid JSON that is an object always decodes; this is defensive.
-		return invalid(nil, CodeParseError, "parse error: "+err.Error())
+	env, ok := scanEnvelope(trimmed)
+	if !ok {
+		// Valid JSON that is an object always scans; this is defensive.
+		return invalid(nil, CodeParseError, "parse error: the message is not valid JSON")
 	}
 
-	rawID, hasID := env["id"]
+	hasID := env.id != nil
 	var id json.RawMessage
 	if hasID {
-		var ok bool
-		if id, ok = checkID(rawID); !ok {
+		if !validID(env.id) {
 			return invalid(nil, CodeInvalidRequest, "invalid request: id must be a string or an integer (MCP forbids null)")
 		}
+		id = env.id
 	}
-	if v, ok := env["jsonrpc"]; !ok || string(Trim(v)) != `"2.0"` {
+	if string(env.jsonrpc) != `"2.0"` {
 		return invalid(id, CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`)
 	}
 
-	rawMethod, hasMethod := env["method"]
-	if !hasMethod {
-		_, hasResult := env["result"]
-		_, hasError := env["error"]
+	if env.method == nil {
+		hasResult, hasError := env.result != nil, env.error != nil
 		if hasID && hasResult != hasError {
 			return Verdict{Kind: Response, ID: id}
 		}
 		return invalid(id, CodeInvalidRequest, `invalid request: "method" is missing`)
 	}
-	var method string
-	if err := json.Unmarshal(rawMethod, &method); err != nil || method == "" {
+	// A null or any other non-string method is refused like an empty one.
+	method := ""
+	if env.method[0] == '"' {
+		method = unquote(env.method)
+	}
+	if method == "" {
 		return invalid(id, CodeInvalidRequest, `invalid request: "method" must be a non-empty string`)
 	}
-	params, hasParams := env["params"]
-	if hasParams {
-		if p := bytes.Trim(params, jsonSpace); len(p) == 0 || p[0] != '{' {
-			return invalid(id, CodeInvalidParams, fmt.Sprintf("invalid params: params of %q must be an object", method))
-		}
+	if env.params != nil && env.params[0] != '{' {
+		return invalid(id, CodeInvalidParams, fmt.Sprintf("invalid params: params of %q must be an object", method))
 	}
 	kind := Notification
 	if hasID {
 		kind = Request
 	}
-	return Verdict{Kind: kind, ID: id, Method: method, Params: params}
+	return Verdict{Kind: kind, ID: id, Method: method, Params: env.params}
+}
+
+// ResponseID returns the id of msg, a message the SDK encoded, if msg is a
+// response: an object with an id and without a method (or with a null
+// one). Anything else, or a message it cannot read, gives false. The id is
+// a slice of msg.
+//
+// It finds the two members without decoding anything, because a response
+// carries a tool's whole result and is checked on its way out on every
+// call. It does not validate msg: the SDK's own encoding is trusted.
+func ResponseID(msg []byte) (json.RawMessage, bool) {
+	env, ok := scanEnvelope(msg)
+	if !ok || env.id == nil || (env.method != nil && string(env.method) != "null") {
+		return nil, false
+	}
+	return env.id, true
 }
 
 func invalid(id json.RawMessage, code int, msg string) Verdict {
 	return Verdict{Kind: Invalid, ID: id, Code: code, Message: msg}
 }
 
-// checkID accepts a string or an integer and returns it compacted.
+// checkID accepts a string or an integer and returns it without the white
+// space around it.
 func checkID(raw json.RawMessage) (json.RawMessage, bool) {
 	raw = bytes.Trim(raw, jsonSpace)
-	if len(raw) == 0 {
+	if !json.Valid(raw) || !validID(raw) {
 		return nil, false
 	}
+	return raw, true
+}
+
+// validID reports whether raw, one valid JSON value, is a string or an
+// integer that fits in an int64.
+func validID(raw []byte) bool {
 	switch raw[0] {
 	case '"':
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			return nil, false
-		}
-		return raw, true
+		return true
 	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
 		if bytes.ContainsAny(raw, ".eE") {
-			return nil, false
+			return false
 		}
-		var n json.Number
-		if json.Unmarshal(raw, &n) != nil {
-			return nil, false
-		}
-		if _, err := n.Int64(); err != nil {
-			return nil, false
-		}
-		return raw, true
+		_, err := strconv.ParseInt(string(raw), 10, 64)
+		return err == nil
 	}
-	return nil, false
+	return false
 }
 
 // errorResponse is a JSON-RPC error response on the wire.
@@ -195,10 +211,8 @@ func IDKey(raw json.RawMessage) string {
 		return ""
 	}
 	if id[0] == '"' {
-		var s string
-		_ = json.Unmarshal(id, &s)
-		return "s" + s
+		return "s" + unquote(id)
 	}
-	n, _ := json.Number(id).Int64()
+	n, _ := strconv.ParseInt(string(id), 10, 64)
 	return "n" + strconv.FormatInt(n, 10)
 }

@@ -3,6 +3,8 @@ package guard
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -124,6 +126,9 @@ func TestInspect(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			v := Inspect([]byte(tc.msg))
+			if want := referenceInspect([]byte(tc.msg)); !reflect.DeepEqual(v, want) {
+				t.Errorf("Inspect = %+v; the map-decoding reference gives %+v", v, want)
+			}
 			if v.Kind != tc.wantKind {
 				t.Fatalf("Kind = %d, want %d (verdict %+v)", v.Kind, tc.wantKind, v)
 			}
@@ -380,6 +385,9 @@ func FuzzInspect(f *testing.F) {
 
 	f.Fuzz(func(t *testing.T, msg []byte) {
 		v := Inspect(msg)
+		if want := referenceInspect(msg); !reflect.DeepEqual(v, want) {
+			t.Fatalf("Inspect(%q) = %+v; the map-decoding reference gives %+v", msg, v, want)
+		}
 
 		// The id the message carries, if it is an object with one.
 		var env map[string]json.RawMessage
@@ -461,4 +469,87 @@ func TestOnlyJSONWhiteSpaceIsTrimmed(t *testing.T) {
 	if v := Inspect([]byte(" \t\r\n{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\r\n")); v.Kind != Notification {
 		t.Fatalf("JSON white space around a message = %+v; want a notification", v)
 	}
+}
+
+// referenceInspect is Inspect as it was first written, decoding the
+// envelope into a map; Inspect now scans instead, and must agree with it.
+func referenceInspect(msg []byte) Verdict {
+	trimmed := Trim(msg)
+	if !json.Valid(trimmed) {
+		return invalid(nil, CodeParseError, "parse error: the message is not valid JSON")
+	}
+	switch trimmed[0] {
+	case '{':
+	case '[':
+		return invalid(nil, CodeInvalidRequest, "invalid request: batches are not supported (MCP removed JSON-RPC batching in 2025-06-18); send one message at a time")
+	default:
+		return invalid(nil, CodeInvalidRequest, "invalid request: a message must be a JSON object")
+	}
+	var env map[string]json.RawMessage
+	if err := json.Unmarshal(trimmed, &env); err != nil {
+		return invalid(nil, CodeParseError, "parse error: "+err.Error())
+	}
+	rawID, hasID := env["id"]
+	var id json.RawMessage
+	if hasID {
+		var ok bool
+		if id, ok = referenceCheckID(rawID); !ok {
+			return invalid(nil, CodeInvalidRequest, "invalid request: id must be a string or an integer (MCP forbids null)")
+		}
+	}
+	if v, ok := env["jsonrpc"]; !ok || string(Trim(v)) != `"2.0"` {
+		return invalid(id, CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`)
+	}
+	rawMethod, hasMethod := env["method"]
+	if !hasMethod {
+		_, hasResult := env["result"]
+		_, hasError := env["error"]
+		if hasID && hasResult != hasError {
+			return Verdict{Kind: Response, ID: id}
+		}
+		return invalid(id, CodeInvalidRequest, `invalid request: "method" is missing`)
+	}
+	var method string
+	if err := json.Unmarshal(rawMethod, &method); err != nil || method == "" {
+		return invalid(id, CodeInvalidRequest, `invalid request: "method" must be a non-empty string`)
+	}
+	params, hasParams := env["params"]
+	if hasParams {
+		if p := bytes.Trim(params, jsonSpace); len(p) == 0 || p[0] != '{' {
+			return invalid(id, CodeInvalidParams, fmt.Sprintf("invalid params: params of %q must be an object", method))
+		}
+	}
+	kind := Notification
+	if hasID {
+		kind = Request
+	}
+	return Verdict{Kind: kind, ID: id, Method: method, Params: params}
+}
+
+func referenceCheckID(raw json.RawMessage) (json.RawMessage, bool) {
+	raw = bytes.Trim(raw, jsonSpace)
+	if len(raw) == 0 {
+		return nil, false
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return nil, false
+		}
+		return raw, true
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		if bytes.ContainsAny(raw, ".eE") {
+			return nil, false
+		}
+		var n json.Number
+		if json.Unmarshal(raw, &n) != nil {
+			return nil, false
+		}
+		if _, err := n.Int64(); err != nil {
+			return nil, false
+		}
+		return raw, true
+	}
+	return nil, false
 }
