@@ -154,11 +154,31 @@ func (h *Host) Reload(ctx context.Context, dir string, opts catalog.Options) err
 	h.prewarm.forget(unused)
 	catalog.Retire(unused)
 	h.observer.Loaded(len(cat.Modules), len(cat.Errors))
-	cat.Warm(ctx, h.log)
+	h.warm(ctx, cat)
 	for _, f := range h.onChange {
 		f(old, cat)
 	}
 	return nil
+}
+
+// Warm compiles the catalog's modules in the background (catalog.Warm),
+// so that first calls rarely wait for the compiler. It returns at once,
+// with a channel closed when it is done; it stops early when ctx ends.
+// Reload warms the catalog it puts in service.
+func (h *Host) Warm(ctx context.Context) <-chan struct{} { return h.warm(ctx, h.catalog.Load()) }
+
+func (h *Host) warm(ctx context.Context, cat *catalog.Catalog) <-chan struct{} {
+	done := make(chan struct{})
+	compiled := cat.Warm(ctx, h.log)
+	go func() {
+		defer close(done)
+		start := time.Now()
+		<-compiled
+		if ctx.Err() == nil {
+			h.log.Info("warm-up done", "modules", len(cat.Modules), "duration", time.Since(start))
+		}
+	}()
+	return done
 }
 
 // ErrUnknownTool is returned by Call for a name no module provides.
