@@ -145,8 +145,8 @@ func fillCache(b *testing.B, dir, cache string) {
 // BenchmarkStartupList measures, for a directory of 200 modules, the time
 // from starting the server process (over stdio, with the SDK's client) to
 // the answer of its initialize (init-ms) and of its first tools/list
-// (list-ms): with an empty compile cache, and with one that holds every
-// module. Listing reads manifests only; compiling goes on in the
+// (list-ms), medians over the runs: with an empty compile cache, and with
+// one that holds every module. Listing reads manifests only; compiling goes on in the
 // background, so neither figure should depend on the cache.
 //
 //	go test -run '^$' -bench StartupList -benchtime 10x ./e2e/
@@ -156,7 +156,7 @@ func BenchmarkStartupList(b *testing.B) {
 	fillCache(b, dir, warmCache)
 	for _, cache := range []string{"cold", "warm"} {
 		b.Run("cache="+cache, func(b *testing.B) {
-			var initTotal, listTotal time.Duration
+			var inits, lists []time.Duration
 			for b.Loop() {
 				b.StopTimer()
 				dirCache := warmCache
@@ -166,9 +166,9 @@ func BenchmarkStartupList(b *testing.B) {
 				b.StartTimer()
 				start := time.Now()
 				cs, s := serveStdioIn(b, dir, dirCache, "--log-level", "warn", "--watch=false")
-				initTotal += time.Since(start)
+				inits = append(inits, time.Since(start))
 				res, err := cs.ListTools(context.Background(), nil)
-				listTotal += time.Since(start)
+				lists = append(lists, time.Since(start))
 				b.StopTimer()
 				if err != nil {
 					b.Fatal(err)
@@ -181,8 +181,8 @@ func BenchmarkStartupList(b *testing.B) {
 				}
 				b.StartTimer()
 			}
-			b.ReportMetric(ms(initTotal)/float64(b.N), "init-ms")
-			b.ReportMetric(ms(listTotal)/float64(b.N), "list-ms")
+			b.ReportMetric(ms(median(inits)), "init-ms")
+			b.ReportMetric(ms(median(lists)), "list-ms")
 		})
 	}
 }
@@ -197,12 +197,13 @@ func median(ds []time.Duration) time.Duration {
 
 // BenchmarkRestartFirstCall restarts the server on the 200-module
 // directory with a compile cache that holds every module, and compares a
-// tool's first call (first-ms, averaged over restarts) with its later
+// tool's first call (first-ms, the median over restarts) with its later
 // calls on the same client (later-ms, the median of 20 per restart, each
 // after a 20 ms pause as an agent's would be). The first call is sent
 // either once the server has logged that its background warm-up is over
-// (after-warmup: what an agent that reads the tool list first sees), or
-// right after initialize (at-once).
+// (after-warmup: what an agent that reads the tool list first sees; the
+// server's resident memory then is rss-MiB), or right after initialize
+// (at-once).
 //
 //	go test -run '^$' -bench RestartFirstCall -benchtime 5x ./e2e/
 func BenchmarkRestartFirstCall(b *testing.B) {
@@ -230,16 +231,17 @@ func BenchmarkRestartFirstCall(b *testing.B) {
 					}
 					return d
 				}
-				var first time.Duration
-				var later []time.Duration
+				var first, later []time.Duration
+				var rss float64
 				for b.Loop() {
 					b.StopTimer()
 					cs, s := serveStdioIn(b, dir, cache, "--watch=false")
 					if when == "after-warmup" {
 						s.waitLog(b, "warm-up done")
+						rss += procStatus(b, s, "VmRSS:")
 					}
 					b.StartTimer()
-					first += call(cs, s)
+					first = append(first, call(cs, s))
 					b.StopTimer()
 					for range 20 {
 						time.Sleep(20 * time.Millisecond) // the model thinking, not synchronisation
@@ -250,8 +252,11 @@ func BenchmarkRestartFirstCall(b *testing.B) {
 					}
 					b.StartTimer()
 				}
-				b.ReportMetric(ms(first)/float64(b.N), "first-ms")
+				b.ReportMetric(ms(median(first)), "first-ms")
 				b.ReportMetric(ms(median(later)), "later-ms")
+				if when == "after-warmup" {
+					b.ReportMetric(rss/float64(b.N)/(1<<20), "rss-MiB")
+				}
 			})
 		}
 	}

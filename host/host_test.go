@@ -153,7 +153,9 @@ func newFixture(t *testing.T, modules map[string]module, opts Options) *fixture 
 	}
 	rec := newRecorder()
 	opts.Logger = slog.New(rec)
-	return &fixture{host: New(engine, cat, opts), log: rec, compiles: comp}
+	h := New(engine, cat, opts)
+	t.Cleanup(h.Close) // before the engine closes: cleanups run last first
+	return &fixture{host: h, log: rec, compiles: comp}
 }
 
 // recorder is a slog.Handler that keeps every record and signals each "run

@@ -42,6 +42,8 @@ type Module struct {
 	Stem string
 	// SHA256 is the hex digest of the module's bytes.
 	SHA256 string
+	// Size is the module file's size in bytes.
+	Size int
 	// ManifestFrom says where the manifest came from: the sidecar's path, or
 	// "embedded" for the custom section.
 	ManifestFrom string
@@ -335,6 +337,7 @@ func LoadFile(path string, opts Options) (*Module, []*Tool, error) {
 		Path:         path,
 		Stem:         stem,
 		SHA256:       hex.EncodeToString(sum[:]),
+		Size:         len(wasm),
 		ManifestFrom: from,
 		Manifest:     manifest,
 		Limits:       Clamp(manifest.Limits, opts.Ceilings, opts.Logger, path),
