@@ -23,6 +23,8 @@ import (
 // the calls below use, plus copies of a Go guest (3.4 MB, over a second to
 // compile), of a C guest and of a WAT guest, each copy with its own
 // embedded manifest and so its own tool name, bytes and compiled code.
+// The copies list but do not run (their guests know only the example's
+// tool name), so the warm-up tries the Go copies and prepares none.
 const (
 	startupModules = 200
 	startupGo      = 16 // calculate and 15 copies
