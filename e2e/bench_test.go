@@ -128,18 +128,22 @@ func BenchmarkSlowCallFlood(b *testing.B) {
 }
 
 // peakRSS reads the server process's peak resident set size.
-func peakRSS(b *testing.B, s *server) float64 {
+func peakRSS(b *testing.B, s *server) float64 { return procStatus(b, s, "VmHWM:") }
+
+// procStatus reads a size in bytes, such as "VmRSS:", from the server
+// process's /proc status.
+func procStatus(b *testing.B, s *server, field string) float64 {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
 	if err != nil {
 		b.Fatal(err)
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) == 3 && f[0] == "VmHWM:" {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == field {
 			kb, _ := strconv.ParseFloat(f[1], 64)
 			return kb * 1024
 		}
 	}
-	b.Fatal("no VmHWM in /proc status")
+	b.Fatalf("no %s in /proc status", field)
 	return 0
 }
 

@@ -92,6 +92,7 @@ type Host struct {
 	policy       *policy.Policy
 	lookupEnv    func(string) (string, bool)
 	prewarm      *prewarm
+	waiting      atomic.Int32 // calls waiting for a run slot
 
 	reloadMu sync.Mutex // one reload at a time
 	onChange []func(old, new *catalog.Catalog)
@@ -154,11 +155,34 @@ func (h *Host) Reload(ctx context.Context, dir string, opts catalog.Options) err
 	h.prewarm.forget(unused)
 	catalog.Retire(unused)
 	h.observer.Loaded(len(cat.Modules), len(cat.Errors))
-	cat.Warm(ctx, h.log)
+	h.warm(ctx, cat)
 	for _, f := range h.onChange {
 		f(old, cat)
 	}
 	return nil
+}
+
+// Warm compiles the catalog's modules in the background (catalog.Warm),
+// so that first calls rarely wait for the compiler, and then prepares
+// instances ahead for as many tools as the prewarm budget allows (see
+// prewarm.ahead), so that first calls do not pay a guest's start-up
+// either. It returns at once, with a channel closed when it is done; it
+// stops early when ctx ends. Reload warms the catalog it puts in service.
+func (h *Host) Warm(ctx context.Context) <-chan struct{} { return h.warm(ctx, h.catalog.Load()) }
+
+func (h *Host) warm(ctx context.Context, cat *catalog.Catalog) <-chan struct{} {
+	done := make(chan struct{})
+	compiled := cat.Warm(ctx, h.log)
+	go func() {
+		defer close(done)
+		start := time.Now()
+		<-compiled
+		prepared := h.prewarm.ahead(ctx, cat)
+		if ctx.Err() == nil {
+			h.log.Info("warm-up done", "modules", len(cat.Modules), "prepared", prepared, "duration", time.Since(start))
+		}
+	}()
+	return done
 }
 
 // ErrUnknownTool is returned by Call for a name no module provides.
@@ -337,6 +361,16 @@ func (s *serverLog) Progress(progress, total float64, msg string) {
 	}
 }
 
+// tryAcquire takes a run slot if one is free.
+func (h *Host) tryAcquire() (release func(), ok bool) {
+	select {
+	case h.slots <- struct{}{}:
+		return func() { <-h.slots }, true
+	default:
+		return nil, false
+	}
+}
+
 // acquire waits for a run slot, at most the queue timeout.
 func (h *Host) acquire(ctx context.Context) (release func(), err error) {
 	select {
@@ -344,6 +378,9 @@ func (h *Host) acquire(ctx context.Context) (release func(), err error) {
 		return func() { <-h.slots }, nil
 	default:
 	}
+	// Counted, so that the warm-up starts no preparation meanwhile.
+	h.waiting.Add(1)
+	defer h.waiting.Add(-1)
 	timer := time.NewTimer(h.queueTimeout)
 	defer timer.Stop()
 	select {

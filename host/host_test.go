@@ -18,6 +18,7 @@ import (
 
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/host/catalog"
+	"github.com/wasmcp/wasmcp/host/observe"
 	"github.com/wasmcp/wasmcp/host/sandbox"
 	"github.com/wasmcp/wasmcp/internal/wattest"
 )
@@ -91,10 +92,31 @@ func standard() map[string]module {
 	}
 }
 
-// fixture is a host over a temporary tool directory, with its log.
+// fixture is a host over a temporary tool directory, with its log and
+// the compilations of its catalog.
 type fixture struct {
-	host *Host
-	log  *recorder
+	host     *Host
+	log      *recorder
+	compiles *compiles
+}
+
+// compiles is an observe.Observer that counts compilations.
+type compiles struct {
+	observe.Nop
+	mu sync.Mutex
+	n  int
+}
+
+func (c *compiles) Compiled(string, time.Duration, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n++
+}
+
+func (c *compiles) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
 }
 
 func newFixture(t *testing.T, modules map[string]module, opts Options) *fixture {
@@ -121,7 +143,8 @@ func newFixture(t *testing.T, modules map[string]module, opts Options) *fixture 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { engine.Close(context.Background()) })
-	cat, err := catalog.Load(dir, catalog.Options{Engine: engine, Ceilings: ceilings})
+	comp := &compiles{}
+	cat, err := catalog.Load(dir, catalog.Options{Engine: engine, Ceilings: ceilings, Observer: comp})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +153,9 @@ func newFixture(t *testing.T, modules map[string]module, opts Options) *fixture 
 	}
 	rec := newRecorder()
 	opts.Logger = slog.New(rec)
-	return &fixture{host: New(engine, cat, opts), log: rec}
+	h := New(engine, cat, opts)
+	t.Cleanup(h.Close) // before the engine closes: cleanups run last first
+	return &fixture{host: h, log: rec, compiles: comp}
 }
 
 // recorder is a slog.Handler that keeps every record and signals each "run
@@ -764,5 +789,30 @@ func TestPrewarmedCallsGetFreshPreparedInstances(t *testing.T) {
 		if res := call(t, f.host, "trap", ""); !res.IsError {
 			t.Fatalf("trap call %d did not fail", i)
 		}
+	}
+}
+
+// TestWarmCompilesEveryModule: Warm compiles the whole catalog in the
+// background, a module that does not compile included, and says when it is
+// done.
+func TestWarmCompilesEveryModule(t *testing.T) {
+	f := newFixture(t, standard(), Options{})
+	if n := f.compiles.count(); n != 0 {
+		t.Fatalf("%d modules compiled before Warm", n)
+	}
+	select {
+	case <-f.host.Warm(context.Background()):
+	case <-time.After(hangGuard):
+		t.Fatal("Warm never finished")
+	}
+	want := len(f.host.Catalog().Modules)
+	if n := f.compiles.count(); n != want {
+		t.Errorf("%d modules compiled; want all %d", n, want)
+	}
+	if f.log.count("module does not compile") != 1 {
+		t.Error("the module that does not compile was not logged")
+	}
+	if f.log.count("warm-up done") != 1 {
+		t.Error(`no "warm-up done" in the log`)
 	}
 }

@@ -1,8 +1,10 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/wasmcp/wasmcp/host/catalog"
@@ -10,10 +12,11 @@ import (
 )
 
 // prewarm keeps one instance started ahead of its call for each recently
-// called tool. Every call still gets a fresh instance; it just finds it
-// already past its start-up, which for a Go guest is most of a call's
-// cost. The next instance is prepared while the call that used the last
-// one still holds its run slot, so preparing never exceeds the
+// called tool, and, after a start or a reload, for the largest tools no
+// call has reached yet (ahead). Every call still gets a fresh instance; it
+// just finds it already past its start-up, which for a Go guest is most of
+// a call's cost. The next instance is prepared while the call that used
+// the last one still holds its run slot, so preparing never exceeds the
 // concurrency bound, and a tool whose guest never waits for stdin (it
 // ignores its arguments) is not prepared again.
 type prewarm struct {
@@ -59,8 +62,16 @@ func (p *prewarm) wanted(t *catalog.Tool) bool {
 // cannot be prepared, or one is ready. At the limit, the tool prepared
 // longest ago gives up its instance.
 func (p *prewarm) refill(t *catalog.Tool, prog *sandbox.Compiled, r sandbox.Run) {
+	p.prepare(t, prog, r, true)
+}
+
+// prepare starts an instance of t and keeps it for t's next call. With
+// evict, a full budget makes room by discarding the instance prepared
+// longest ago; without, the new instance is the one discarded. It reports
+// whether the instance was kept.
+func (p *prewarm) prepare(t *catalog.Tool, prog *sandbox.Compiled, r sandbox.Run, evict bool) bool {
 	if p.max <= 0 {
-		return
+		return false
 	}
 	p.mu.Lock()
 	skip := p.closed || p.cold[t] || p.ready[t] != nil
@@ -69,28 +80,27 @@ func (p *prewarm) refill(t *catalog.Tool, prog *sandbox.Compiled, r sandbox.Run)
 	}
 	p.mu.Unlock()
 	if skip {
-		return
+		return false
 	}
 	defer p.busy.Done()
 	if !t.Module.Acquire() {
-		return
+		return false
 	}
 	inst := prog.Prepare(context.Background(), r)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if inst != nil && p.closed {
-		p.discardLocked(t, inst)
-		return
-	}
 	if inst == nil {
 		p.h.log.Debug("tool not prepared ahead: its guest does not wait for stdin", "tool", t.Spec.Name)
 		p.cold[t] = true
 		t.Module.Release()
-		return
+		return false
 	}
-	if p.ready[t] != nil { // a concurrent call prepared one first
+	// Kept only for a tool still served: a reload may have replaced it
+	// while it was prepared, and forget has then come and gone.
+	served, _ := p.h.catalog.Load().Lookup(t.Spec.Name)
+	if p.closed || served != t || p.ready[t] != nil || !evict && len(p.order) >= p.max {
 		p.discardLocked(t, inst)
-		return
+		return false
 	}
 	p.ready[t] = inst
 	p.order = append(p.order, t)
@@ -101,6 +111,75 @@ func (p *prewarm) refill(t *catalog.Tool, prog *sandbox.Compiled, r sandbox.Run)
 		p.discardLocked(old, p.ready[old])
 		delete(p.ready, old)
 	}
+	return true
+}
+
+// ahead prepares instances for tools that no call has prepared yet, once
+// the warm-up has compiled cat: so that the first call after a start or a
+// reload finds one too. It tries at most as many tools as the budget
+// holds, fills only the room left in it, and never takes an instance from
+// a tool a call has prepared. Its order is the largest module first,
+// because a module's size is a fair guide to what its start-up costs: a
+// Go guest, which starts a runtime in every instance, is megabytes; a C,
+// Rust or WAT guest, which starts in microseconds, is kilobytes. Ties go
+// by file, then tool name.
+//
+// Calls come first. Each preparation holds a run slot, taken only while
+// one is free and no call waits for one; otherwise the pass ends, and the
+// calls that run prepare their own next instances. So a call waits for
+// the warm-up at most one guest's start-up, as it may for a refill. A
+// tool granted a writable directory is left for its first call:
+// preparing runs the guest's start-up, and until a call comes no one has
+// asked for anything to be written. (Nothing else a prepared guest does
+// reaches outside it: its output is discarded and it has no HTTP client
+// until its call.)
+func (p *prewarm) ahead(ctx context.Context, cat *catalog.Catalog) int {
+	if p.max <= 0 {
+		return 0
+	}
+	tools := slices.Clone(cat.Tools) // sorted by name
+	slices.SortStableFunc(tools, func(a, b *catalog.Tool) int {
+		return cmp.Or(cmp.Compare(b.Module.Size, a.Module.Size), strings.Compare(a.Module.Path, b.Module.Path))
+	})
+	prepared, tried := 0, 0
+	for _, t := range tools {
+		if ctx.Err() != nil || !p.room() || tried == p.max {
+			break
+		}
+		if !p.wanted(t) {
+			continue
+		}
+		prog, err := t.Module.Compiled(ctx)
+		if err != nil {
+			continue
+		}
+		r, _ := p.h.runFor(t)
+		if slices.ContainsFunc(r.Mounts, func(m sandbox.Mount) bool { return m.Write }) {
+			continue
+		}
+		release, ok := p.h.tryAcquire()
+		if !ok {
+			break
+		}
+		if p.h.waiting.Load() > 0 {
+			release()
+			break
+		}
+		tried++
+		p.h.log.Debug("preparing an instance ahead", "tool", t.Spec.Name)
+		if p.prepare(t, prog, r, false) {
+			prepared++
+		}
+		release()
+	}
+	return prepared
+}
+
+// room reports whether the budget has room for another instance.
+func (p *prewarm) room() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return !p.closed && len(p.order) < p.max
 }
 
 // forget discards the instances of modules a reload retired, so that their

@@ -57,7 +57,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	// Compilation and reloads outlive the signal that starts a shutdown:
 	// calls still finishing may need them.
 	work, stopWork := context.WithCancel(context.WithoutCancel(ctx))
-	warmed := cat.Warm(work, l.log)
+	warmed := l.host.Warm(work)
 	defer func() { stopWork(); <-warmed }()
 	srv := mcpserver.New(l.host, mcpserver.Options{Version: version, Logger: l.log, ListChanged: *watchDir})
 	if *watchDir {

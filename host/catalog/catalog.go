@@ -5,6 +5,7 @@
 package catalog
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -41,6 +42,8 @@ type Module struct {
 	Stem string
 	// SHA256 is the hex digest of the module's bytes.
 	SHA256 string
+	// Size is the module file's size in bytes.
+	Size int
 	// ManifestFrom says where the manifest came from: the sidecar's path, or
 	// "embedded" for the custom section.
 	ManifestFrom string
@@ -334,6 +337,7 @@ func LoadFile(path string, opts Options) (*Module, []*Tool, error) {
 		Path:         path,
 		Stem:         stem,
 		SHA256:       hex.EncodeToString(sum[:]),
+		Size:         len(wasm),
 		ManifestFrom: from,
 		Manifest:     manifest,
 		Limits:       Clamp(manifest.Limits, opts.Ceilings, opts.Logger, path),
@@ -415,10 +419,13 @@ func readRegular(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
+	// Sized from Stat, so that a module is read in one go rather than
+	// through a slice grown and copied a dozen times.
+	buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+bytes.MinRead))
+	if _, err := buf.ReadFrom(io.LimitReader(f, limit+1)); err != nil {
 		return nil, err
 	}
+	data := buf.Bytes()
 	if int64(len(data)) > limit {
 		return nil, fmt.Errorf("%s grew past the %d-byte limit while being read", filepath.Base(path), limit)
 	}

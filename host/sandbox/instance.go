@@ -143,11 +143,16 @@ func (c *Compiled) Prepare(ctx context.Context, r Run) *Prepared {
 	case <-sig.ch:
 		return &Prepared{in: in, stdin: pw}
 	case <-in.done:
+		in.cancel(nil)
+		return nil
 	case <-timer.C:
 	case <-ctx.Done():
 	}
+	// Wait for the guest to end, as Discard does: the caller may release
+	// the module, and the compiled code must outlive its instance.
 	pw.CloseWithError(errDiscarded)
 	in.cancel(errDiscarded)
+	<-in.done
 	return nil
 }
 

@@ -1,0 +1,216 @@
+package host
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/host/catalog"
+	"github.com/wasmcp/wasmcp/host/policy"
+	"github.com/wasmcp/wasmcp/internal/wasmbin"
+	"github.com/wasmcp/wasmcp/internal/wattest"
+)
+
+// padded is a WAT test module made n bytes larger by a custom section, so
+// that a test can order modules by size.
+func padded(t *testing.T, wat string, n int) []byte {
+	t.Helper()
+	wasm, err := wasmbin.SetCustomSection(wattest.Build(t, wat), "padding", make([]byte, n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wasm
+}
+
+// one is a manifest of one tool that takes any object.
+func one(name string) abi.Manifest { return manifest(tool(name, "", anyObject, "")) }
+
+// warm runs the host's warm-up to its end.
+func (f *fixture) warm(t *testing.T) {
+	t.Helper()
+	select {
+	case <-f.host.Warm(context.Background()):
+	case <-time.After(hangGuard):
+		t.Fatal("the warm-up never ended")
+	}
+}
+
+// ready lists the tools that have an instance prepared, by name.
+func (f *fixture) ready() []string {
+	p := f.host.prewarm
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var names []string
+	for t := range p.ready {
+		names = append(names, t.Spec.Name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// cold reports whether the tool is marked as not worth preparing.
+func (f *fixture) cold(t *testing.T, name string) bool {
+	t.Helper()
+	tl, ok := f.host.Catalog().Lookup(name)
+	if !ok {
+		t.Fatalf("no tool %s", name)
+	}
+	p := f.host.prewarm
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cold[tl]
+}
+
+// warmedUp returns the "prepared" figure of the last "warm-up done" line.
+func (r *recorder) warmedUp() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := len(r.records) - 1; i >= 0; i-- {
+		if r.records[i].msg == "warm-up done" {
+			return r.records[i].attrs["prepared"]
+		}
+	}
+	return "(no warm-up done)"
+}
+
+func TestWarmPreparesTheLargestToolsAhead(t *testing.T) {
+	f := newFixture(t, map[string]module{
+		"small": {wat: "echo", manifest: one("small")},
+		"mid":   {wasm: padded(t, "echo", 1000), manifest: one("mid")},
+		"big":   {wasm: padded(t, "echo", 2000), manifest: one("big")},
+	}, Options{Prewarm: 2})
+	f.warm(t)
+	if got := f.ready(); !slices.Equal(got, []string{"big", "mid"}) {
+		t.Fatalf("prepared at warm-up: %v; want the two largest, big and mid", got)
+	}
+	if got := f.log.warmedUp(); got != "2" {
+		t.Errorf("warm-up done says prepared=%s; want 2", got)
+	}
+	// The first call of a prepared tool uses its instance, with its own
+	// arguments; a tool outside the budget runs cold.
+	if got := text(t, call(t, f.host, "big", `{"n":1}`)); got != `{"n":1}` {
+		t.Errorf("big = %q", got)
+	}
+	if n := f.log.count("using a prepared instance"); n != 1 {
+		t.Errorf("%d calls used a prepared instance; want big's first", n)
+	}
+	if got := text(t, call(t, f.host, "small", `{"n":2}`)); got != `{"n":2}` {
+		t.Errorf("small = %q", got)
+	}
+	if n := f.log.count("using a prepared instance"); n != 1 {
+		t.Errorf("%d calls used a prepared instance; small had none", n)
+	}
+}
+
+func TestWarmTriesNoMoreToolsThanTheBudget(t *testing.T) {
+	// probe ends without reading stdin, so it cannot be prepared; with a
+	// budget of one, the warm-up tries it (it is the larger) and stops.
+	f := newFixture(t, map[string]module{
+		"probe": {wasm: padded(t, "probe", 1000), manifest: one("probe")},
+		"small": {wat: "echo", manifest: one("small")},
+	}, Options{Prewarm: 1})
+	f.warm(t)
+	if got := f.ready(); len(got) != 0 {
+		t.Errorf("prepared at warm-up: %v; want none", got)
+	}
+	if !f.cold(t, "probe") {
+		t.Error("probe, which never reads stdin, is not marked cold")
+	}
+}
+
+func TestWarmKeepsTheInstancesCallsPrepared(t *testing.T) {
+	f := newFixture(t, map[string]module{
+		"small": {wat: "echo", manifest: one("small")},
+		"big":   {wasm: padded(t, "echo", 2000), manifest: one("big")},
+	}, Options{Prewarm: 1})
+	call(t, f.host, "small", `{}`)
+	select {
+	case <-f.log.prepared:
+	case <-time.After(hangGuard):
+		t.Fatal("no instance prepared after the call")
+	}
+	f.warm(t)
+	if got := f.ready(); !slices.Equal(got, []string{"small"}) {
+		t.Errorf("prepared after the warm-up: %v; want only small's, which a call prepared", got)
+	}
+}
+
+func TestWarmLeavesToolsThatMayWriteToTheirCalls(t *testing.T) {
+	asks := func(name string, write bool) abi.Manifest {
+		m := one(name)
+		m.Permissions = &abi.Permissions{Dirs: []abi.DirRequest{{Guest: "/data", Write: write}}}
+		return m
+	}
+	f := newFixture(t, map[string]module{
+		"writer": {wasm: padded(t, "echo", 2000), manifest: asks("writer", true)},
+		"reader": {wat: "echo", manifest: asks("reader", false)},
+	}, Options{Prewarm: 4})
+	data := t.TempDir()
+	pol := &policy.Policy{Modules: map[string]*policy.Module{}}
+	for _, m := range f.host.Catalog().Modules {
+		pol.Modules[m.Stem] = &policy.Module{SHA256: m.SHA256, Grants: policy.Grants{
+			Dirs: map[string]policy.DirGrant{"/data": {Host: data, Write: true}},
+		}}
+	}
+	f.host.policy = pol
+	f.warm(t)
+	if got := f.ready(); !slices.Equal(got, []string{"reader"}) {
+		t.Errorf("prepared at warm-up: %v; want reader only (writer may write)", got)
+	}
+	if got := text(t, call(t, f.host, "writer", `{"w":1}`)); got != `{"w":1}` {
+		t.Errorf("writer = %q", got)
+	}
+}
+
+func TestWarmGivesWayToCalls(t *testing.T) {
+	modules := map[string]module{"text": {wat: "echo", manifest: one("text")}}
+
+	t.Run("no free slot", func(t *testing.T) {
+		f := newFixture(t, modules, Options{Prewarm: 1, Concurrency: 1})
+		f.host.slots <- struct{}{}
+		f.warm(t)
+		<-f.host.slots
+		if got := f.ready(); len(got) != 0 {
+			t.Errorf("prepared with every slot taken: %v", got)
+		}
+		if f.cold(t, "text") {
+			t.Error("a tool the warm-up skipped is marked cold")
+		}
+	})
+
+	t.Run("a call waiting", func(t *testing.T) {
+		f := newFixture(t, modules, Options{Prewarm: 1, Concurrency: 2})
+		f.host.waiting.Add(1) // as acquire counts a call that found no slot
+		f.warm(t)
+		f.host.waiting.Add(-1)
+		if got := f.ready(); len(got) != 0 {
+			t.Errorf("prepared while a call waited for a slot: %v", got)
+		}
+	})
+}
+
+func TestPreparedInstancesAreKeptOnlyForServedTools(t *testing.T) {
+	// A reload may replace a tool while its instance is prepared: the
+	// instance of a tool no longer served is discarded, not kept.
+	f := newFixture(t, map[string]module{"text": {wat: "echo", manifest: one("text")}}, Options{Prewarm: 1})
+	served, _ := f.host.Catalog().Lookup("text")
+	other, err := catalog.Load(filepath.Dir(served.Module.Path), catalog.Options{Engine: f.host.engine, Ceilings: ceilings})
+	if err != nil {
+		t.Fatal(err)
+	}
+	replaced, _ := other.Lookup("text")
+	prog, err := replaced.Module.Compiled(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := f.host.runFor(replaced)
+	if f.host.prewarm.prepare(replaced, prog, r, true) {
+		t.Error("an instance was kept for a tool the host does not serve")
+	}
+	if got := f.ready(); len(got) != 0 {
+		t.Errorf("prepared: %v", got)
+	}
+}
