@@ -132,6 +132,10 @@ func TestHotReload(t *testing.T) {
 	if res := callTool(t, modern, "slow", nil); text(res) != "sealed" {
 		t.Errorf("with a broken update, slow = %q; want the working version", text(res))
 	}
+	// The catalog logs the broken update before the host puts it in
+	// service, so /status may lag the log line: wait for the reload's
+	// own line.
+	s.waitLog(t, "tools reloaded", "skipped=1")
 	if status := get(t, s, "/status"); !strings.Contains(status, "previous one") {
 		t.Errorf("/status does not report the broken update:\n%s", status)
 	}
