@@ -157,8 +157,13 @@ func TestWarmLeavesToolsThatMayWriteToTheirCalls(t *testing.T) {
 	}
 	f.host.policy = pol
 	f.warm(t)
-	if got := f.ready(); !slices.Equal(got, []string{"reader"}) {
-		t.Errorf("prepared at warm-up: %v; want reader only (writer may write)", got)
+	want := []string{"reader"}
+	if f.host.engine.Name() == "wasmtime" {
+		// wasmtime prepares no run that has mounts (see its backend).
+		want = nil
+	}
+	if got := f.ready(); !slices.Equal(got, want) {
+		t.Errorf("prepared at warm-up: %v; want %v (writer may write)", got, want)
 	}
 	if got := text(t, call(t, f.host, "writer", `{"w":1}`)); got != `{"w":1}` {
 		t.Errorf("writer = %q", got)
