@@ -90,7 +90,7 @@ func (p *prewarm) prepare(t *catalog.Tool, prog *sandbox.Compiled, r sandbox.Run
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if inst == nil {
-		p.h.log.Debug("tool not prepared ahead: its guest does not wait for stdin", "tool", t.Spec.Name)
+		p.h.log.Debug("tool not prepared ahead: its guest does not wait for stdin, or the engine cannot start it before its arguments", "tool", t.Spec.Name)
 		p.cold[t] = true
 		t.Module.Release()
 		return false
