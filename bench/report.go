@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -104,7 +105,12 @@ func (r *report) rows(concurrency []int) (header []string, rows [][]string) {
 	for _, c := range concurrency {
 		header = append(header, fmt.Sprintf("calls/s c=%d", c))
 	}
-	header = append(header, "errors", "peak RSS MiB")
+	// The latency under the heaviest load, where queueing shows.
+	top := 0
+	if len(concurrency) > 0 {
+		top = slices.Max(concurrency)
+	}
+	header = append(header, fmt.Sprintf("p99 ms c=%d", top), "errors", "peak RSS MiB")
 	for _, res := range r.Results {
 		row := []string{res.Server, fmt.Sprintf("%s (%s)", res.Tool, res.Language), res.Transport}
 		if res.Failed != "" {
@@ -122,7 +128,13 @@ func (r *report) rows(concurrency []int) (header []string, rows [][]string) {
 			}
 			row = append(row, cell)
 		}
-		row = append(row, strconv.Itoa(res.Errors), fmt.Sprintf("%.1f", res.PeakRSSMiB))
+		loaded := "–"
+		for _, p := range res.Throughput {
+			if p.Concurrency == top && p.Calls > 0 {
+				loaded = fmtMs(p.Latency.P99Ms)
+			}
+		}
+		row = append(row, loaded, strconv.Itoa(res.Errors), fmt.Sprintf("%.1f", res.PeakRSSMiB))
 		rows = append(rows, row)
 	}
 	return header, rows
