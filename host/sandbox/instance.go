@@ -50,16 +50,19 @@ func (c *Compiled) launch(r Run, stdin io.Reader) (*instance, *Failure) {
 
 // guard runs a backend's instantiate-and-run on the current goroutine and
 // sends how it ended to in.done, turning a panic inside the engine into an
-// ending, so that one guest cannot take the server down.
-func (in *instance) guard(run func() ending) {
-	end := ending{}
+// ending, so that one guest cannot take the server down. run may return a
+// teardown, which runs after the ending is sent: freeing an instance is
+// not part of its call's latency.
+func (in *instance) guard(run func() (ending, func())) {
+	end, teardown := ending{}, func() {}
 	defer func() {
 		if p := recover(); p != nil {
 			end = ending{err: fmt.Errorf("engine panic: %v", p)}
 		}
 		in.done <- end
+		teardown()
 	}()
-	end = run()
+	end, teardown = run()
 }
 
 // wait arms the time limit and the caller's cancellation, and returns the

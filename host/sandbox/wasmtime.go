@@ -98,7 +98,8 @@ type wasmtimeBackend struct {
 	engine  *wt.Engine
 	shadowd *wt.Linker // for runs without mounts: stdio shadowed
 	mounted *wt.Linker // for runs with mounts: WASI's own stdio
-	stop    chan struct{}
+	stop    chan struct{} // closed to stop the ticker
+	stopped chan struct{} // closed by the ticker as it returns
 }
 
 // cPointer reads the C object out of a wasmtime-go Store or WasiConfig,
@@ -129,7 +130,7 @@ func newWasmtime(cfg Config) (backend, error) {
 			return nil, fmt.Errorf("compilation cache: %w", err)
 		}
 	}
-	b := &wasmtimeBackend{engine: wt.NewEngineWithConfig(c), stop: make(chan struct{})}
+	b := &wasmtimeBackend{engine: wt.NewEngineWithConfig(c), stop: make(chan struct{}), stopped: make(chan struct{})}
 	b.shadowd = wt.NewLinker(b.engine)
 	b.mounted = wt.NewLinker(b.engine)
 	if err := b.define(b.shadowd, true); err != nil {
@@ -145,6 +146,7 @@ func newWasmtime(cfg Config) (backend, error) {
 }
 
 func (b *wasmtimeBackend) tick() {
+	defer close(b.stopped)
 	t := time.NewTicker(epochTick)
 	defer t.Stop()
 	for {
@@ -185,7 +187,9 @@ func (b *wasmtimeBackend) define(l *wt.Linker, shadowStdio bool) error {
 }
 
 func (b *wasmtimeBackend) close(context.Context) error {
+	// The ticker must be done with the engine before it is closed.
 	close(b.stop)
+	<-b.stopped
 	b.shadowd.Close()
 	b.mounted.Close()
 	b.engine.Close()
@@ -273,20 +277,30 @@ func (p *wasmtimeProgram) start(in *instance, r Run, stdin io.Reader) *Failure {
 		C.wasmcp_stdio(cPointer(wasi), first, C.size_t(len(data)), C.uintptr_t(handles[0]), C.uintptr_t(handles[1]))
 	}
 
-	go in.guard(func() ending {
-		defer func() {
-			for _, h := range handles {
-				h.Delete()
-			}
-		}()
+	go in.guard(func() (ending, func()) {
 		// The store keeps a pointer to stop, so stop stays pinned until
 		// the store is gone.
 		var stop atomic.Int32
 		var pin runtime.Pinner
 		pin.Pin(&stop)
-		defer pin.Unpin()
 		store := wt.NewStoreWithData(p.b.engine, &wtRun{in: in, stdin: stdin})
-		defer store.Close()
+		teardown := func() {
+			store.Close()
+			pin.Unpin()
+			for _, h := range handles {
+				h.Delete()
+			}
+		}
+		handedOff := false
+		defer func() {
+			if !handedOff { // a panic: guard sends the ending
+				teardown()
+			}
+		}()
+		finish := func(end ending) (ending, func()) {
+			handedOff = true
+			return end, teardown
+		}
 		store.SetWasi(wasi)
 		store.Limiter(r.Limits.Memory, maxTableElements, -1, -1, -1)
 		C.wasmcp_watch_epochs(cPointer(store), unsafe.Pointer(&stop))
@@ -296,17 +310,17 @@ func (p *wasmtimeProgram) start(in *instance, r Run, stdin io.Reader) *Failure {
 
 		inst, err := linker.Instantiate(store, p.module)
 		if err != nil {
-			return wasmtimeEnding(err)
+			return finish(wasmtimeEnding(err))
 		}
 		if m := inst.GetExport(store, "memory"); m != nil && m.Memory() != nil {
 			defer func() { mem.size = uint64(m.Memory().DataSize(store)) }()
 		}
 		start := inst.GetFunc(store, "_start")
 		if start == nil {
-			return ending{err: errors.New(`the module exports no "_start" function`)}
+			return finish(ending{err: errors.New(`the module exports no "_start" function`)})
 		}
 		_, err = start.Call(store)
-		return wasmtimeEnding(err)
+		return finish(wasmtimeEnding(err))
 	})
 	return nil
 }

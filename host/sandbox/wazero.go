@@ -113,17 +113,16 @@ func (p *wazeroProgram) start(in *instance, r Run, stdin io.Reader) *Failure {
 		cfg = cfg.WithFSConfig(fsc.(wazero.FSConfig))
 	}
 
-	go in.guard(func() ending {
-		defer func() {
+	go in.guard(func() (ending, func()) {
+		mod, err := p.rt.InstantiateModule(runCtx, p.cm, cfg)
+		return wazeroEnding(err), func() {
+			if mod != nil {
+				_ = mod.Close(context.Background())
+			}
 			for _, r := range roots {
 				r.root.Close()
 			}
-		}()
-		mod, err := p.rt.InstantiateModule(runCtx, p.cm, cfg)
-		if mod != nil {
-			_ = mod.Close(context.Background())
 		}
-		return wazeroEnding(err)
 	})
 	return nil
 }
