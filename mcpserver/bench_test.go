@@ -5,6 +5,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 )
@@ -37,4 +40,41 @@ func BenchmarkServeStdioCall(b *testing.B) {
 		id++
 	}
 	inW.Close()
+}
+
+// BenchmarkServeHTTPCall is BenchmarkServeStdioCall over Streamable HTTP:
+// one stateless (2026-07-28) tools/call per POST, through the router, the
+// guard, the SDK's handler, the host and the sandbox.
+//
+//	go test -run '^$' -bench ServeHTTPCall -benchtime 5000x -cpuprofile cpu.out ./mcpserver/
+func BenchmarkServeHTTPCall(b *testing.B) {
+	s := newTestServer(&testing.T{}, nil)
+	srv := httptest.NewServer(s.HTTPHandler(HTTPOptions{}))
+	defer srv.Close()
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	call := func(id int) {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"a":10,"b":5,"operation":"add"},%s}}`, id, meta)
+		req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", "echo")
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		reply, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(reply), `"result"`) {
+			b.Fatalf("%d %s", resp.StatusCode, reply)
+		}
+	}
+	call(0)
+	b.ReportAllocs()
+	id := 1
+	for b.Loop() {
+		call(id)
+		id++
+	}
 }
