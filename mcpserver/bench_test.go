@@ -32,6 +32,13 @@ func BenchmarkServeStdioCall(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	runCalls(b, call)
+	inW.Close()
+}
+
+// runCalls makes one untimed call, then one per benchmark iteration, each
+// with a new id.
+func runCalls(b *testing.B, call func(id int)) {
 	call(0)
 	b.ReportAllocs()
 	id := 1
@@ -39,7 +46,6 @@ func BenchmarkServeStdioCall(b *testing.B) {
 		call(id)
 		id++
 	}
-	inW.Close()
 }
 
 // BenchmarkServeHTTPCall is BenchmarkServeStdioCall over Streamable HTTP:
@@ -70,11 +76,5 @@ func BenchmarkServeHTTPCall(b *testing.B) {
 			b.Fatalf("%d %s", resp.StatusCode, reply)
 		}
 	}
-	call(0)
-	b.ReportAllocs()
-	id := 1
-	for b.Loop() {
-		call(id)
-		id++
-	}
+	runCalls(b, call)
 }

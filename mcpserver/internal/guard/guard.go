@@ -60,19 +60,26 @@ const jsonSpace = " \t\r\n"
 // Trim removes the white space JSON allows around a message.
 func Trim(msg []byte) []byte { return bytes.Trim(msg, jsonSpace) }
 
+// notAnObject answers a trimmed message that is not one JSON object.
+func notAnObject(trimmed []byte) (Verdict, bool) {
+	if !json.Valid(trimmed) {
+		return invalid(nil, CodeParseError, "parse error: the message is not valid JSON"), true
+	}
+	switch trimmed[0] {
+	case '{':
+		return Verdict{}, false
+	case '[':
+		return invalid(nil, CodeInvalidRequest, "invalid request: batches are not supported (MCP removed JSON-RPC batching in 2025-06-18); send one message at a time"), true
+	}
+	return invalid(nil, CodeInvalidRequest, "invalid request: a message must be a JSON object"), true
+}
+
 // Inspect classifies one message. It never fails: anything it cannot accept
 // is an Invalid verdict with the code to answer with.
 func Inspect(msg []byte) Verdict {
 	trimmed := Trim(msg)
-	if !json.Valid(trimmed) {
-		return invalid(nil, CodeParseError, "parse error: the message is not valid JSON")
-	}
-	switch trimmed[0] {
-	case '{':
-	case '[':
-		return invalid(nil, CodeInvalidRequest, "invalid request: batches are not supported (MCP removed JSON-RPC batching in 2025-06-18); send one message at a time")
-	default:
-		return invalid(nil, CodeInvalidRequest, "invalid request: a message must be a JSON object")
+	if v, bad := notAnObject(trimmed); bad {
+		return v
 	}
 	env, ok := scanEnvelope(trimmed)
 	if !ok {

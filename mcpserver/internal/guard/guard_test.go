@@ -473,17 +473,11 @@ func TestOnlyJSONWhiteSpaceIsTrimmed(t *testing.T) {
 
 // referenceInspect is Inspect as it was first written, decoding the
 // envelope into a map; Inspect now scans instead, and must agree with it.
+// The check that comes before either, notAnObject, is shared.
 func referenceInspect(msg []byte) Verdict {
 	trimmed := Trim(msg)
-	if !json.Valid(trimmed) {
-		return invalid(nil, CodeParseError, "parse error: the message is not valid JSON")
-	}
-	switch trimmed[0] {
-	case '{':
-	case '[':
-		return invalid(nil, CodeInvalidRequest, "invalid request: batches are not supported (MCP removed JSON-RPC batching in 2025-06-18); send one message at a time")
-	default:
-		return invalid(nil, CodeInvalidRequest, "invalid request: a message must be a JSON object")
+	if v, bad := notAnObject(trimmed); bad {
+		return v
 	}
 	var env map[string]json.RawMessage
 	if err := json.Unmarshal(trimmed, &env); err != nil {
