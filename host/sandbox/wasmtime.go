@@ -96,8 +96,8 @@ const epochTick = 10 * time.Millisecond
 //     does not wrap either, checks the run's own stop flag at each tick.
 type wasmtimeBackend struct {
 	engine  *wt.Engine
-	shadowd *wt.Linker // for runs without mounts: stdio shadowed
-	mounted *wt.Linker // for runs with mounts: WASI's own stdio
+	shadowd *wt.Linker    // for runs without mounts: stdio shadowed
+	mounted *wt.Linker    // for runs with mounts: WASI's own stdio
 	stop    chan struct{} // closed to stop the ticker
 	stopped chan struct{} // closed by the ticker as it returns
 }
