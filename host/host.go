@@ -365,18 +365,18 @@ func (s *serverLog) Progress(progress, total float64, msg string) {
 func (h *Host) tryAcquire() (release func(), ok bool) {
 	select {
 	case h.slots <- struct{}{}:
-		return func() { <-h.slots }, true
+		return h.releaseSlot, true
 	default:
 		return nil, false
 	}
 }
 
+func (h *Host) releaseSlot() { <-h.slots }
+
 // acquire waits for a run slot, at most the queue timeout.
 func (h *Host) acquire(ctx context.Context) (release func(), err error) {
-	select {
-	case h.slots <- struct{}{}:
-		return func() { <-h.slots }, nil
-	default:
+	if release, ok := h.tryAcquire(); ok {
+		return release, nil
 	}
 	// Counted, so that the warm-up starts no preparation meanwhile.
 	h.waiting.Add(1)
@@ -385,7 +385,7 @@ func (h *Host) acquire(ctx context.Context) (release func(), err error) {
 	defer timer.Stop()
 	select {
 	case h.slots <- struct{}{}:
-		return func() { <-h.slots }, nil
+		return h.releaseSlot, nil
 	case <-timer.C:
 		return nil, fmt.Errorf("the server is busy: all %d run slots stayed in use for %s; try again shortly", cap(h.slots), h.queueTimeout)
 	case <-ctx.Done():

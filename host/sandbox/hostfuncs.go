@@ -34,8 +34,6 @@ type runState struct {
 	denials []string // permissions the guest lacked, for the call's error text
 }
 
-type runStateKey struct{}
-
 // hostFunctionNames are the functions of the wasmcp host module.
 var hostFunctionNames = map[string]bool{"log": true, "progress": true, "http_request": true, "http_response": true}
 

@@ -421,10 +421,10 @@ func (m byteMemory) WriteUint32Le(offset, v uint32) bool {
 
 // WASI errno values the shadows return.
 const (
-	errnoBadf  = 8
-	errnoFault = 21
-	errnoInval = 28
-	errnoIO    = 29
+	errnoBadf   = 8
+	errnoFault  = 21
+	errnoInval  = 28
+	errnoNotsup = 58
 )
 
 // iovecs reads a WASI iovec array: the guest buffers it names.
@@ -524,14 +524,17 @@ func fdWrite(c *wt.Caller, fd, iovs, n, nwrittenPtr int32) (int32, *wt.Trap) {
 // time until the earliest is due or the run ends.
 func pollOneoff(c *wt.Caller, in, out, nsubs, neventsPtr int32) (int32, *wt.Trap) {
 	const subSize, eventSize = 48, 32
-	mem, _ := callerMemory(c).(byteMemory)
 	if nsubs <= 0 {
 		return errnoInval, nil
 	}
+	if nsubs > 4096 {
+		return errnoFault, nil
+	}
+	mem, _ := callerMemory(c).(byteMemory)
 	subs, ok1 := mem.span(uint32(in), uint32(nsubs)*subSize)
 	events, ok2 := mem.span(uint32(out), uint32(nsubs)*eventSize)
 	_, ok3 := mem.span(uint32(neventsPtr), 4)
-	if !ok1 || !ok2 || !ok3 || nsubs > 4096 {
+	if !ok1 || !ok2 || !ok3 {
 		return errnoFault, nil
 	}
 	type clock struct {
@@ -557,7 +560,7 @@ func pollOneoff(c *wt.Caller, in, out, nsubs, neventsPtr int32) (int32, *wt.Trap
 			if binary.LittleEndian.Uint16(s[40:])&1 != 0 { // absolute
 				if id != 0 {
 					// Only the realtime clock's origin is known here.
-					event(s[:8], 58, tag) // ENOTSUP
+					event(s[:8], errnoNotsup, tag)
 					continue
 				}
 				wait = time.Until(time.Unix(0, int64(min(timeout, 1<<62))))

@@ -227,7 +227,9 @@ func instantiateHostModule(ctx context.Context, rt wazero.Runtime) error {
 }
 
 // The wazero host functions take the run's state from the context
-// launch gave the instance, and its memory from the calling module.
+// start gave the instance, and its memory from the calling module.
+
+type runStateKey struct{}
 
 func stateOf(ctx context.Context) *runState {
 	st, _ := ctx.Value(runStateKey{}).(*runState)
