@@ -84,13 +84,14 @@ type Limits struct {
 	MaxRedirects int
 }
 
-// DefaultLimits are the limits a zero Limits field stands for.
+// DefaultLimits are the limits a zero Limits field stands for: those
+// docs/abi.md promises a tool.
 func DefaultLimits() Limits {
 	return Limits{
 		MaxRequests:     16,
 		MaxRequestBody:  1 << 20,
 		MaxResponseBody: 4 << 20,
-		MaxTotalBytes:   16 << 20,
+		MaxTotalBytes:   8 << 20,
 		RequestTimeout:  30 * time.Second,
 		MaxRedirects:    5,
 	}
