@@ -62,7 +62,6 @@ import (
 	"runtime"
 	"runtime/cgo"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -255,7 +254,7 @@ func (p *wasmtimeProgram) start(in *instance, r Run, stdin io.Reader) *Failure {
 		}
 		if err := wasi.PreopenDir(m.Host, m.Guest, dirPerms, filePerms); err != nil {
 			wasi.Close()
-			return &Failure{Kind: Internal, Detail: fmt.Sprintf("the directory granted at %s cannot be opened: %v", m.Guest, err)}
+			return mountFailure(m.Guest, err)
 		}
 	}
 
@@ -267,7 +266,7 @@ func (p *wasmtimeProgram) start(in *instance, r Run, stdin io.Reader) *Failure {
 		data, err := io.ReadAll(stdin)
 		if err != nil {
 			wasi.Close()
-			return &Failure{Kind: Internal, Detail: "reading the arguments: " + err.Error()}
+			return &Failure{Kind: Internal, Detail: "the module could not be run: its arguments could not be read", Cause: err}
 		}
 		handles = []cgo.Handle{cgo.NewHandle(in.stdout), cgo.NewHandle(in.stderr)}
 		var first *C.char
@@ -343,8 +342,7 @@ func wasmtimeEnding(err error) ending {
 	}
 	code := trap.Code()
 	if code == nil {
-		first, _, _ := strings.Cut(trap.Message(), "\n")
-		return ending{trap: first}
+		return ending{trap: trap.Message(), err: trap}
 	}
 	switch *code {
 	case wt.StackOverflow:
@@ -366,8 +364,7 @@ func wasmtimeEnding(err error) ending {
 	case wt.UnreachableCodeReached:
 		return ending{trap: "unreachable"}
 	}
-	first, _, _ := strings.Cut(trap.Message(), "\n")
-	return ending{trap: first}
+	return ending{trap: trap.Message(), err: trap}
 }
 
 // errStopped is the trap a shadow returns when its run has ended: the

@@ -105,7 +105,7 @@ func (p *wazeroProgram) start(in *instance, r Run, stdin io.Reader) *Failure {
 				for _, r := range roots {
 					r.root.Close()
 				}
-				return &Failure{Kind: Internal, Detail: fmt.Sprintf("the directory granted at %s cannot be opened: %v", m.Guest, err)}
+				return mountFailure(m.Guest, err)
 			}
 			roots = append(roots, cfs)
 			fsc = fsc.WithSysFSMount(cfs, m.Guest).(sysfs.FSConfig)
