@@ -245,15 +245,21 @@ type ending struct {
 }
 
 // trapReasons are the traps a model is told of by name: WebAssembly's, in
-// the words wazero uses and the wasmtime backend maps its trap codes to.
-// Any other reason is an engine's own text, which stays in the server's
-// log.
+// the words wazero uses and the wasmtime backend maps its trap codes to,
+// and WASI's refusal of a call's arguments. Any other reason is an
+// engine's own text, which stays in the server's log.
 var trapReasons = map[string]bool{
 	"unreachable": true, "integer divide by zero": true, "integer overflow": true,
 	"invalid conversion to integer": true, "out of bounds memory access": true,
 	"invalid table access": true, "indirect call type mismatch": true,
 	"unaligned atomic": true, "null reference": true, "uncaught exception": true,
+	trapWASIArguments: true,
 }
+
+// trapWASIArguments is how a run ends on wasmtime when a WASI function
+// refuses its arguments, as WASI's legacy rules let it: behind the
+// checks of the wasmtime backend's shadows, for a misaligned pointer.
+const trapWASIArguments = "a WASI call was given an argument it cannot use (a pointer outside the tool's memory, a misaligned pointer, or a value out of range)"
 
 // memoryUse is what a backend knows of an instance's linear memory.
 type memoryUse interface {
