@@ -216,26 +216,25 @@ func validID(raw []byte) bool {
 	return false
 }
 
-// errorResponse is a JSON-RPC error response on the wire.
-type errorResponse struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Error   struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
 // ErrorResponse encodes a JSON-RPC error response. A nil id is written as
-// null, as JSON-RPC asks when the request's id could not be read.
+// null, as JSON-RPC asks when the request's id could not be read. The id is
+// written as it came, not encoded again: encoding/json would escape some
+// characters of a string id, and a client must get its id back byte for
+// byte.
 func ErrorResponse(id json.RawMessage, code int, message string) []byte {
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
-	r := errorResponse{JSONRPC: "2.0", ID: id}
-	r.Error.Code, r.Error.Message = code, message
-	b, _ := json.Marshal(r)
-	return b
+	e, _ := json.Marshal(struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}{code, message})
+	out := make([]byte, 0, len(`{"jsonrpc":"2.0","id":,"error":}`)+len(id)+len(e))
+	out = append(out, `{"jsonrpc":"2.0","id":`...)
+	out = append(out, id...)
+	out = append(out, `,"error":`...)
+	out = append(out, e...)
+	return append(out, '}')
 }
 
 // HasModernMeta reports whether params carries

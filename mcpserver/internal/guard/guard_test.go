@@ -237,6 +237,8 @@ func TestErrorResponse(t *testing.T) {
 		{"message needing escapes", json.RawMessage(`1`), CodeInvalidRequest, "quote \" backslash \\ newline \n tab \t snowman \u2603", `1`},
 		{"empty message", json.RawMessage(`1`), CodeInvalidRequest, "", `1`},
 		{"empty non-nil id is null", json.RawMessage{}, CodeInvalidRequest, "x", `null`},
+		{"id with characters encoding/json escapes", json.RawMessage("\"<&>\u2028\""), CodeInvalidRequest, "x", "\"<&>\u2028\""},
+		{"big integer id", json.RawMessage(`9223372036854775807`), CodeInvalidRequest, "x", `9223372036854775807`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -274,6 +276,16 @@ func TestErrorResponse(t *testing.T) {
 			}
 		})
 	}
+}
+
+// errorResponse is a JSON-RPC error response on the wire.
+type errorResponse struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Error   struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
 }
 
 func keys(m map[string]json.RawMessage) []string {
@@ -484,6 +496,9 @@ func FuzzInspect(f *testing.F) {
 			}
 			if k := IDKey(resp.ID); k == "" || k != IDKey(inputID) {
 				t.Fatalf("ErrorResponse id = %s (key %q), input id = %s (key %q)", resp.ID, k, inputID, IDKey(inputID))
+			}
+			if !bytes.Equal(resp.ID, v.ID) {
+				t.Fatalf("ErrorResponse id = %s; want the verdict's id %s byte for byte", resp.ID, v.ID)
 			}
 		case Request, Response:
 			if v.Code != 0 || v.Message != "" {
