@@ -65,7 +65,8 @@ const (
 // In front of both, the guard answers malformed bodies with JSON-RPC errors,
 // and a body over MaxMessageSize is refused before it is read whole. The
 // SDK's DNS-rebinding protection stays on, and cross-origin browser
-// requests are refused.
+// requests are refused. Every request id comes back as the client wrote
+// it (see idSwaps).
 func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	log := opts.Logger
 	if log == nil {
@@ -88,6 +89,7 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		sessions:    func() int { return s.liveSessions() },
 		maxSessions: opts.MaxSessions,
 		bodyTimeout: opts.BodyTimeout,
+		ids:         newIDSwaps(),
 	}
 	return RequireBearer(opts.AuthToken, http.NewCrossOriginProtection().Handler(r))
 }
@@ -151,6 +153,7 @@ type router struct {
 	sessions            func() int
 	maxSessions         int
 	bodyTimeout         time.Duration
+	ids                 *idSwaps
 }
 
 func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -192,16 +195,28 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, http.StatusBadRequest, guard.ErrorResponse(v.ID, v.Code, v.Message))
 		return
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	r.ContentLength = int64(len(body))
-
-	if v.Kind == guard.Notification && !clientNotifications[v.Method] {
+	if v.Kind == guard.Notification && v.Method == "notifications/cancelled" {
+		body, _ = rt.ids.cancelled(sessionID, body, v.Params)
+	}
+	if body == nil || v.Kind == guard.Notification && !clientNotifications[v.Method] {
 		// JSON-RPC never answers a notification, and MCP accepts them with
 		// 202; the SDK would answer one it does not know with a plain-text
-		// 400. It is accepted and dropped here instead.
+		// 400. It is accepted and dropped here instead, as is a
+		// cancellation that names no request.
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
+	if v.Kind == guard.Request && !guard.PlainID(v.ID) {
+		sub := rt.ids.substitute(sessionID, v.ID)
+		defer rt.ids.forget(sub)
+		body, _ = guard.WithMember(body, "id", sub)
+		restore := &restoreID{ResponseWriter: w, sub: sub, id: v.ID}
+		defer restore.finish()
+		w = restore
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+
 	if sessionID == "" && v.Method == "initialize" && rt.sessions() >= rt.maxSessions {
 		rt.log.Warn("refused a new session: at the session limit", "limit", rt.maxSessions, "remote", r.RemoteAddr)
 		w.Header().Set("Retry-After", "60")
