@@ -287,6 +287,7 @@ func TestHTTPGivesEveryIDBack(t *testing.T) {
 			{"stateless unknown method (JSON)", `{"jsonrpc":"2.0","id":` + id + `,"method":"no/such","params":{` + modernMeta + `}}`, modern("no/such"), http.StatusNotFound},
 			{"stateless header mismatch (JSON)", `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list","params":{` + modernMeta + `}}`, modern("tools/call"), http.StatusBadRequest},
 			{"session ping (events)", `{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`, session, http.StatusOK},
+			{"session unknown method (text the wrapper turns into JSON)", `{"jsonrpc":"2.0","id":` + id + `,"method":"no/such"}`, session, http.StatusBadRequest},
 		} {
 			status, _, r := httpPost(t, srv.URL, tc.body, tc.header)
 			if status != tc.wantStatus || string(r.ID) != id {
