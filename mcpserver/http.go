@@ -204,7 +204,7 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w = errs
 
 	if v.Kind == guard.Notification && v.Method == "notifications/cancelled" {
-		body, _ = rt.ids.cancelled(sessionID, body, v.Params)
+		body = rt.ids.cancelled(sessionID, body, v.Params)
 	}
 	if body == nil || v.Kind == guard.Notification && !clientNotifications[v.Method] {
 		// JSON-RPC never answers a notification, and MCP accepts them with

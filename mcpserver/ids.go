@@ -92,18 +92,18 @@ func isSubstitute(id json.RawMessage) bool {
 }
 
 // cancelled takes msg, a notifications/cancelled with params in scope, and
-// returns the message to pass to the SDK, and the id by which the SDK knows
-// the request it names (nil if it names none). A requestId that was swapped
-// is replaced by its substitute. One that is not plain and was not swapped
+// returns the message to pass to the SDK: a requestId that was swapped is
+// replaced by its substitute. One that is not plain and was not swapped
 // names no request in flight, and the SDK would read it as another id (a
 // big integer rounds to its neighbour's), so the notification is dropped:
-// out is nil.
-func (s *idSwaps) cancelled(scope string, msg []byte, params json.RawMessage) (out []byte, sdkID json.RawMessage) {
+// out is nil. The swap itself lasts until the answer, which the SDK still
+// sends for a cancelled request.
+func (s *idSwaps) cancelled(scope string, msg []byte, params json.RawMessage) (out []byte) {
 	requestID, ok := guard.Member(params, "requestId")
 	key := guard.IDKey(requestID)
 	if !ok || key == "" {
-		// The SDK refuses it itself.
-		return msg, nil
+		// Not an id: the SDK refuses it itself.
+		return msg
 	}
 	s.mu.Lock()
 	sub, isSwapped := s.byClient[clientID{scope: scope, key: key}]
@@ -112,11 +112,11 @@ func (s *idSwaps) cancelled(scope string, msg []byte, params json.RawMessage) (o
 	case isSwapped:
 		newParams, _ := guard.WithMember(params, "requestId", sub)
 		out, _ := guard.WithMember(msg, "params", newParams)
-		return out, sub
+		return out
 	case guard.PlainID(requestID):
-		return msg, requestID
+		return msg
 	}
-	return nil, nil
+	return nil
 }
 
 // restoreID gives the client's own id back in the SDK's answer to a request

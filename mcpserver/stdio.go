@@ -165,14 +165,7 @@ func (s *stdoutWriter) inbound(msg []byte, v guard.Verdict) []byte {
 		}
 		s.expect(id)
 	case v.Method == "notifications/cancelled":
-		var sdkID json.RawMessage
-		msg, sdkID = s.ids.cancelled("", msg, v.Params)
-		if sdkID != nil {
-			// The SDK does not answer a request it cancels, so it is no
-			// longer awaited, and its swap is done with.
-			s.ids.forget(sdkID)
-			s.answered(sdkID)
-		}
+		msg = s.ids.cancelled("", msg, v.Params)
 	}
 	return msg
 }
