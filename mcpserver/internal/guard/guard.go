@@ -112,7 +112,10 @@ func Inspect(msg []byte) Verdict {
 	if env.method == nil {
 		hasResult, hasError := env.result != nil, env.error != nil
 		if hasID && hasResult != hasError {
-			return withinLimits(env.walk, Verdict{Kind: Response, ID: id})
+			if env.beyondLimits() {
+				return refuseBeyondLimits(env.walk, id)
+			}
+			return Verdict{Kind: Response, ID: id}
 		}
 		return invalid(id, CodeInvalidRequest, `invalid request: "method" is missing`)
 	}
@@ -134,24 +137,26 @@ func Inspect(msg []byte) Verdict {
 	if hasID {
 		kind = Request
 	}
-	return withinLimits(env.walk, Verdict{Kind: kind, ID: id, Method: method, Params: env.params})
+	if env.beyondLimits() {
+		return refuseBeyondLimits(env.walk, id)
+	}
+	return Verdict{Kind: kind, ID: id, Method: method, Params: env.params}
 }
 
-// withinLimits refuses a well-formed message that the SDK could not read:
-// one nested deeper than MaxDepth, or holding a number beyond float64's
-// range, which the SDK decodes into a float64 and fails on. Otherwise it
-// returns v.
-func withinLimits(w walk, v Verdict) Verdict {
-	switch {
-	case w.depth > MaxDepth:
+// beyondLimits reports whether a well-formed message is one the SDK could
+// not read: nested deeper than MaxDepth, or holding a number beyond
+// float64's range, which the SDK decodes into a float64 and fails on.
+func (w walk) beyondLimits() bool { return w.depth > MaxDepth || w.bigNumber != nil }
+
+// refuseBeyondLimits is the verdict on a message beyondLimits refuses.
+func refuseBeyondLimits(w walk, id json.RawMessage) Verdict {
+	if w.depth > MaxDepth {
 		// -32600, not -32700: the message is valid JSON, whose id the guard
 		// reads and answers with; it is a request the server will not take,
 		// as is one over the size limit.
-		return invalid(v.ID, CodeInvalidRequest, tooDeep)
-	case w.bigNumber != nil:
-		return invalid(v.ID, CodeInvalidParams, numberOutOfRange(w.bigNumber))
+		return invalid(id, CodeInvalidRequest, tooDeep)
 	}
-	return v
+	return invalid(id, CodeInvalidParams, numberOutOfRange(w.bigNumber))
 }
 
 // The reasons for refusing a well-formed message, shared with the tests'

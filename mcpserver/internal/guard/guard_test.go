@@ -601,7 +601,7 @@ func referenceInspect(msg []byte) Verdict {
 	return referenceLimits(trimmed, Verdict{Kind: kind, ID: id, Method: method, Params: params})
 }
 
-// referenceLimits is withinLimits on encoding/json's reading of msg.
+// referenceLimits is the limits' check on encoding/json's reading of msg.
 func referenceLimits(msg []byte, v Verdict) Verdict {
 	depth, big := referenceWalk(msg)
 	switch {
