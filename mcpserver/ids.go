@@ -69,7 +69,8 @@ func (s *idSwaps) original(sub json.RawMessage) (json.RawMessage, bool) {
 	return sw.raw, ok
 }
 
-// forget ends the swap of sub, once its request is answered or cancelled.
+// forget ends the swap of sub: once its request is answered over stdio, or
+// its HTTP request ends.
 func (s *idSwaps) forget(sub json.RawMessage) {
 	if !isSubstitute(sub) {
 		return
@@ -88,7 +89,7 @@ func (s *idSwaps) forget(sub json.RawMessage) {
 }
 
 func isSubstitute(id json.RawMessage) bool {
-	return len(id) > len(guard.SubstitutePrefix) && id[0] == '"' && string(id[1:1+len(guard.SubstitutePrefix)]) == guard.SubstitutePrefix
+	return strings.HasPrefix(string(id), `"`+guard.SubstitutePrefix)
 }
 
 // cancelled takes msg, a notifications/cancelled with params in scope, and
