@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"crypto/rand"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -65,7 +67,9 @@ const (
 // In front of both, the guard answers malformed bodies with JSON-RPC errors,
 // and a body over MaxMessageSize is refused before it is read whole. The
 // SDK's DNS-rebinding protection stays on, and cross-origin browser
-// requests are refused.
+// requests are refused. Every refusal, whoever writes it, is a JSON-RPC
+// error (see jsonErrors), and every request id comes back as the client
+// wrote it (see idSwaps).
 func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	log := opts.Logger
 	if log == nil {
@@ -88,8 +92,9 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		sessions:    func() int { return s.liveSessions() },
 		maxSessions: opts.MaxSessions,
 		bodyTimeout: opts.BodyTimeout,
+		ids:         newIDSwaps(),
 	}
-	return RequireBearer(opts.AuthToken, http.NewCrossOriginProtection().Handler(r))
+	return withJSONErrors(RequireBearer(opts.AuthToken, http.NewCrossOriginProtection().Handler(r)))
 }
 
 func (o *HTTPOptions) setDefaults() {
@@ -151,6 +156,7 @@ type router struct {
 	sessions            func() int
 	maxSessions         int
 	bodyTimeout         time.Duration
+	ids                 *idSwaps
 }
 
 func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -192,16 +198,33 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, http.StatusBadRequest, guard.ErrorResponse(v.ID, v.Code, v.Message))
 		return
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	r.ContentLength = int64(len(body))
+	// From here on, a refusal carries the request's id.
+	errs := &jsonErrors{ResponseWriter: w, id: v.ID}
+	defer errs.finish()
+	w = errs
 
-	if v.Kind == guard.Notification && !clientNotifications[v.Method] {
+	if v.Kind == guard.Notification && v.Method == "notifications/cancelled" {
+		body = rt.ids.cancelled(sessionID, body, v.Params)
+	}
+	if body == nil || v.Kind == guard.Notification && !clientNotifications[v.Method] {
 		// JSON-RPC never answers a notification, and MCP accepts them with
 		// 202; the SDK would answer one it does not know with a plain-text
-		// 400. It is accepted and dropped here instead.
+		// 400. It is accepted and dropped here instead, as is a
+		// cancellation that names no request.
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
+	if v.Kind == guard.Request && !guard.PlainID(v.ID) {
+		sub := rt.ids.substitute(sessionID, v.ID)
+		defer rt.ids.forget(sub)
+		body, _ = guard.WithMember(body, "id", sub)
+		restore := &restoreID{ResponseWriter: w, sub: sub, id: v.ID}
+		defer restore.finish()
+		w = restore
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+
 	if sessionID == "" && v.Method == "initialize" && rt.sessions() >= rt.maxSessions {
 		rt.log.Warn("refused a new session: at the session limit", "limit", rt.maxSessions, "remote", r.RemoteAddr)
 		w.Header().Set("Retry-After", "60")
@@ -226,4 +249,93 @@ func writeRPCError(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(body)
+}
+
+// withJSONErrors makes every refusal next writes a JSON-RPC error; see
+// jsonErrors. The id is unknown at this point: null.
+func withJSONErrors(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		errs := &jsonErrors{ResponseWriter: w}
+		defer errs.finish()
+		next.ServeHTTP(errs, r)
+	})
+}
+
+// jsonErrors turns a refusal written in plain text (a status of 400 or
+// more without a JSON body: the SDK's http.Error calls, RequireBearer's,
+// http.CrossOriginProtection's, the router's own) into a JSON-RPC error, so
+// that a client always gets an answer it can read. The status and the
+// headers stay as they were (WWW-Authenticate, Allow, Retry-After); the
+// text becomes the error's message, and the error carries id, or null if
+// the request's id is not known. This wraps the SDK's refusals rather than
+// copying its checks.
+type jsonErrors struct {
+	http.ResponseWriter
+	id          json.RawMessage
+	wroteHeader bool
+	status      int    // of a refusal being rewritten, or 0
+	text        []byte // its text, up to maxRefusalText bytes
+}
+
+// maxRefusalText bounds the text of a refusal kept for its message.
+const maxRefusalText = 1 << 10
+
+func (w *jsonErrors) WriteHeader(code int) {
+	if !w.wroteHeader && code >= 200 {
+		w.wroteHeader = true
+		if code >= 400 && mediaType(w.Header().Get("Content-Type")) != "application/json" {
+			w.status = code
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Del("Content-Length")
+		}
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *jsonErrors) Write(p []byte) (int, error) {
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.status == 0 {
+		return w.ResponseWriter.Write(p)
+	}
+	w.text = append(w.text, p[:min(len(p), maxRefusalText-len(w.text))]...)
+	return len(p), nil
+}
+
+// Flush passes on any answer but a refusal being rewritten.
+func (w *jsonErrors) Flush() {
+	if w.status == 0 {
+		http.NewResponseController(w.ResponseWriter).Flush()
+	}
+}
+
+func (w *jsonErrors) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// finish writes the JSON-RPC error of a refusal being rewritten.
+func (w *jsonErrors) finish() {
+	if w.status == 0 {
+		return
+	}
+	msg := strings.TrimSpace(string(w.text))
+	if msg == "" {
+		msg = http.StatusText(w.status)
+	}
+	w.ResponseWriter.Write(guard.ErrorResponse(w.id, refusalCode(w.status, msg), msg))
+}
+
+// sdkNotHandled begins the SDK's refusal of a method it does not serve
+// (its jsonrpc2.ErrNotHandled), which it writes in plain text in sessions.
+// TestEveryHTTPRefusalIsJSONRPC pins the wording.
+const sdkNotHandled = "JSON RPC not handled"
+
+// refusalCode is the JSON-RPC error code for a plain-text refusal.
+func refusalCode(status int, text string) int {
+	switch {
+	case status >= 500:
+		return guard.CodeInternalError
+	case strings.HasPrefix(text, sdkNotHandled):
+		return guard.CodeMethodNotFound
+	}
+	return guard.CodeInvalidRequest
 }

@@ -25,6 +25,7 @@ func TestRouterSendsEachEraToItsHandler(t *testing.T) {
 		sessions:    func() int { return 0 },
 		maxSessions: 1,
 		bodyTimeout: time.Minute,
+		ids:         newIDSwaps(),
 	}
 	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 	for _, tc := range []struct {
@@ -97,6 +98,7 @@ func TestRouterRefusesSessionsPastTheLimit(t *testing.T) {
 		sessions:    func() int { return 3 },
 		maxSessions: 3,
 		bodyTimeout: time.Minute,
+		ids:         newIDSwaps(),
 	}
 	rec := httptest.NewRecorder()
 	rt.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, Path, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"initialize","params":{}}`)))
@@ -153,7 +155,7 @@ func TestUnknownNotificationsAreAcceptedAndDropped(t *testing.T) {
 		stateless: http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached = true }),
 		log:       discard(),
 		streams:   &sync.Map{},
-		sessions:  func() int { return 0 }, maxSessions: 1, bodyTimeout: time.Minute,
+		sessions:  func() int { return 0 }, maxSessions: 1, bodyTimeout: time.Minute, ids: newIDSwaps(),
 	}
 	rec := httptest.NewRecorder()
 	rt.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, Path, strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/whatever"}`)))

@@ -46,7 +46,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, op
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	w := &stdoutWriter{w: out, pending: map[string]bool{}, idle: make(chan struct{}, 1)}
+	w := &stdoutWriter{w: out, pending: map[string]bool{}, idle: make(chan struct{}, 1), ids: newIDSwaps()}
 	pr, pw := io.Pipe()
 	// The session outlives ctx: ctx ending starts a graceful stop, in
 	// which calls in flight may still finish.
@@ -100,11 +100,10 @@ func forwardLines(in io.Reader, pw io.Writer, w *stdoutWriter, stopped *atomic.B
 				log.Warn("refused malformed message", "code", v.Code, "reason", v.Message)
 				w.writeLine(guard.ErrorResponse(v.ID, v.Code, v.Message))
 			default:
-				if v.Kind == guard.Request {
-					w.expect(v.ID)
-				}
-				if _, werr := pw.Write(append(msg, '\n')); werr != nil {
-					return werr
+				if msg = w.inbound(msg, v); msg != nil {
+					if _, werr := pw.Write(append(msg, '\n')); werr != nil {
+						return werr
+					}
 				}
 			}
 		}
@@ -143,22 +142,50 @@ func readLine(r *bufio.Reader, limit int, buf []byte) (line []byte, tooLong bool
 }
 
 // stdoutWriter serialises writes to stdout from the SDK and the guard, one
-// whole message per Write, and tracks which requests still await an answer.
+// whole message per Write, tracks which requests still await an answer,
+// and gives each answer the id its request came with.
 type stdoutWriter struct {
 	mu      sync.Mutex
 	w       io.Writer
 	pending map[string]bool
 	idle    chan struct{}
+	ids     *idSwaps
+}
+
+// inbound prepares msg, a well-formed message v describes, for the SDK: it
+// returns the message to pass on, or nil to drop it. A request whose id the
+// SDK would not give back unchanged gets a substitute id.
+func (s *stdoutWriter) inbound(msg []byte, v guard.Verdict) []byte {
+	switch {
+	case v.Kind == guard.Request:
+		id := v.ID
+		if !guard.PlainID(id) {
+			id = s.ids.substitute("", id)
+			msg, _ = guard.WithMember(msg, "id", id)
+		}
+		s.expect(id)
+	case v.Method == "notifications/cancelled":
+		msg = s.ids.cancelled("", msg, v.Params)
+	}
+	return msg
 }
 
 // Write is called by the SDK with one encoded message and its newline.
 func (s *stdoutWriter) Write(p []byte) (int, error) {
+	n := len(p)
 	if id, ok := guard.ResponseID(p); ok {
+		if client, swapped := s.ids.original(id); swapped {
+			s.ids.forget(id)
+			p, _ = guard.WithMember(p, "id", client)
+		}
 		s.answered(id)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.w.Write(p)
+	if _, err := s.w.Write(p); err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
 func (s *stdoutWriter) writeLine(msg []byte) {

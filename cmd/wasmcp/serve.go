@@ -14,8 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/net/netutil"
-
 	"github.com/wasmcp/wasmcp/host/observe"
 	"github.com/wasmcp/wasmcp/host/watch"
 	"github.com/wasmcp/wasmcp/mcpserver"
@@ -115,7 +113,7 @@ func (f *httpFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.authTokenFile, "auth-token-file", "", "require `FILE`'s contents as a bearer token on every HTTP request (the minimum before exposing the server beyond loopback)")
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "serve HTTPS with this certificate `FILE` (PEM; with --tls-key)")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "the private key `FILE` for --tls-cert (PEM)")
-	fs.IntVar(&f.maxConnections, "max-connections", 1024, "HTTP connections open at once; more wait to be accepted")
+	fs.IntVar(&f.maxConnections, "max-connections", 1024, "HTTP connections open at once; past it, a new one closes the connection idle longest, or waits while all are busy")
 	fs.IntVar(&f.maxSessions, "max-sessions", mcpserver.DefaultMaxSessions, "live 2025-11-25 sessions; a new one past this is refused with 503")
 	fs.DurationVar(&f.sessionIdle, "session-idle-timeout", mcpserver.DefaultSessionIdleTimeout, "close a 2025-11-25 session idle this long")
 	fs.DurationVar(&f.readTimeout, "read-timeout", 30*time.Second, "time a client has to send a request's headers, and then its body")
@@ -168,13 +166,15 @@ func serveHTTP(ctx context.Context, addr string, srv *mcpserver.Server, f *httpF
 	if err != nil {
 		return err
 	}
-	ln = netutil.LimitListener(ln, f.maxConnections)
+	limit := newConnLimit(ln, f.maxConnections, l.log)
+	ln = limit
 	var draining atomic.Bool
 	hs := &http.Server{
 		Handler:           opsHandler(srv.HTTPHandler(opts), l, m, opts.AuthToken, &draining),
 		ReadHeaderTimeout: f.readTimeout,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
+		ConnState:         limit.ConnState,
 	}
 	scheme := "http"
 	if f.tlsCert != "" {

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // JSON-RPC 2.0 error codes.
@@ -21,6 +22,15 @@ const (
 	CodeInvalidParams  = -32602
 	CodeInternalError  = -32603
 )
+
+// MaxDepth bounds how deep a message may nest objects and arrays, its own
+// object counting as 1. The SDK refuses a message nested deeper than 1,000
+// levels (its internal/json checks before decoding), and over stdio it
+// then closes the connection; the guard refuses earlier, so the SDK never
+// meets such a message. A tool's arguments sit at level 3 (message,
+// params, arguments), so 510 levels are left to them: far more than any
+// schema describes or a model writes, and still below what the SDK reads.
+const MaxDepth = 512
 
 // Kind classifies a message.
 type Kind int
@@ -102,6 +112,9 @@ func Inspect(msg []byte) Verdict {
 	if env.method == nil {
 		hasResult, hasError := env.result != nil, env.error != nil
 		if hasID && hasResult != hasError {
+			if env.beyondLimits() {
+				return refuseBeyondLimits(env.walk, id)
+			}
 			return Verdict{Kind: Response, ID: id}
 		}
 		return invalid(id, CodeInvalidRequest, `invalid request: "method" is missing`)
@@ -117,11 +130,49 @@ func Inspect(msg []byte) Verdict {
 	if env.params != nil && env.params[0] != '{' {
 		return invalid(id, CodeInvalidParams, fmt.Sprintf("invalid params: params of %q must be an object", method))
 	}
+	if hasID && strings.HasPrefix(method, "notifications/") {
+		return invalid(id, CodeInvalidRequest, notificationWithID(method))
+	}
 	kind := Notification
 	if hasID {
 		kind = Request
 	}
+	if env.beyondLimits() {
+		return refuseBeyondLimits(env.walk, id)
+	}
 	return Verdict{Kind: kind, ID: id, Method: method, Params: env.params}
+}
+
+// beyondLimits reports whether a well-formed message is one the SDK could
+// not read: nested deeper than MaxDepth, or holding a number beyond
+// float64's range, which the SDK decodes into a float64 and fails on.
+func (w walk) beyondLimits() bool { return w.depth > MaxDepth || w.bigNumber != nil }
+
+// refuseBeyondLimits is the verdict on a message beyondLimits refuses.
+func refuseBeyondLimits(w walk, id json.RawMessage) Verdict {
+	if w.depth > MaxDepth {
+		// -32600, not -32700: the message is valid JSON, whose id the guard
+		// reads and answers with; it is a request the server will not take,
+		// as is one over the size limit.
+		return invalid(id, CodeInvalidRequest, tooDeep)
+	}
+	return invalid(id, CodeInvalidParams, numberOutOfRange(w.bigNumber))
+}
+
+// The reasons for refusing a well-formed message, shared with the tests'
+// reference reading.
+var tooDeep = fmt.Sprintf("invalid request: the message nests objects and arrays deeper than %d levels; send shallower arguments", MaxDepth)
+
+func numberOutOfRange(tok []byte) string {
+	shown := string(tok)
+	if len(shown) > 40 {
+		shown = shown[:40] + "..."
+	}
+	return fmt.Sprintf("invalid params: the number %s is beyond the range of a 64-bit float (about ±1.8e308), which is as far as the server reads numbers; send it as a string", shown)
+}
+
+func notificationWithID(method string) string {
+	return fmt.Sprintf(`invalid request: %q is a notification, and a notification carries no "id"; send it without one`, method)
 }
 
 // ResponseID returns the id of msg, a message the SDK encoded, if msg is a
@@ -170,26 +221,25 @@ func validID(raw []byte) bool {
 	return false
 }
 
-// errorResponse is a JSON-RPC error response on the wire.
-type errorResponse struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Error   struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
 // ErrorResponse encodes a JSON-RPC error response. A nil id is written as
-// null, as JSON-RPC asks when the request's id could not be read.
+// null, as JSON-RPC asks when the request's id could not be read. The id is
+// written as it came, not encoded again: encoding/json would escape some
+// characters of a string id, and a client must get its id back byte for
+// byte.
 func ErrorResponse(id json.RawMessage, code int, message string) []byte {
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
-	r := errorResponse{JSONRPC: "2.0", ID: id}
-	r.Error.Code, r.Error.Message = code, message
-	b, _ := json.Marshal(r)
-	return b
+	e, _ := json.Marshal(struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}{code, message})
+	out := make([]byte, 0, len(`{"jsonrpc":"2.0","id":,"error":}`)+len(id)+len(e))
+	out = append(out, `{"jsonrpc":"2.0","id":`...)
+	out = append(out, id...)
+	out = append(out, `,"error":`...)
+	out = append(out, e...)
+	return append(out, '}')
 }
 
 // HasModernMeta reports whether params carries
@@ -222,4 +272,70 @@ func IDKey(raw json.RawMessage) string {
 	}
 	n, _ := strconv.ParseInt(string(id), 10, 64)
 	return "n" + strconv.FormatInt(n, 10)
+}
+
+// SubstitutePrefix begins every id the server hands the SDK in place of a
+// request id that is not plain (see PlainID). A client's own string id
+// that begins with it is never plain, so it is replaced too, and a
+// substitute cannot be mistaken for a client's id.
+const SubstitutePrefix = "wasmcp-id:"
+
+// maxExactID is the largest integer id the SDK gives back unchanged: it
+// holds a request's id as a float64 on its way in, exact up to 2^53.
+const maxExactID = 1 << 53
+
+// PlainID reports whether the SDK gives id, the id of a request Inspect
+// accepted, back exactly as the client wrote it: an integer within ±2^53
+// other than -0 (which comes back as 0), or a string of printable ASCII
+// without escapes that does not begin with SubstitutePrefix. The SDK
+// decodes and encodes a string id again, which changes the spelling of
+// escapes and of some characters; printable ASCII comes back as it was.
+func PlainID(id json.RawMessage) bool {
+	if id[0] == '"' {
+		inner := id[1 : len(id)-1]
+		if bytes.HasPrefix(inner, []byte(SubstitutePrefix)) {
+			return false
+		}
+		for _, c := range inner {
+			if c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+				return false
+			}
+		}
+		return true
+	}
+	if string(id) == "-0" {
+		return false
+	}
+	// Up to 15 digits is always below 2^53, which has 16.
+	if digits := len(bytes.TrimPrefix(id, []byte("-"))); digits <= 15 {
+		return true
+	}
+	n, err := strconv.ParseInt(string(id), 10, 64)
+	return err == nil && -maxExactID <= n && n <= maxExactID
+}
+
+// Member returns the value of the top-level member name of obj, a JSON
+// object that json.Valid accepted or the SDK encoded: the last one if the
+// name repeats, as a decoder reads it. Keys are compared unescaped. The
+// value is a slice of obj.
+func Member(obj []byte, name string) (json.RawMessage, bool) {
+	start, end, ok := findMember(obj, name)
+	if !ok {
+		return nil, false
+	}
+	return obj[start:end:end], true
+}
+
+// WithMember returns a copy of obj, an object as Member takes, with the
+// value of its member name (the one Member finds) replaced by val, and
+// every other byte as it was. It returns false if obj has no such member.
+func WithMember(obj []byte, name string, val []byte) ([]byte, bool) {
+	start, end, ok := findMember(obj, name)
+	if !ok {
+		return nil, false
+	}
+	out := make([]byte, 0, len(obj)-(end-start)+len(val))
+	out = append(out, obj[:start]...)
+	out = append(out, val...)
+	return append(out, obj[end:]...), true
 }

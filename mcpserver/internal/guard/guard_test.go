@@ -118,6 +118,52 @@ func TestInspect(t *testing.T) {
 		{name: "params number", msg: `{"jsonrpc":"2.0","id":5,"method":"m","params":0}`, wantKind: Invalid, wantID: `5`, wantCode: CodeInvalidParams, wantMsg: "must be an object"},
 		{name: "notification params array", msg: `{"jsonrpc":"2.0","method":"n","params":[]}`, wantKind: Invalid, wantCode: CodeInvalidParams, wantMsg: `params of "n"`},
 
+		// Notification methods with an id.
+		{name: "notification with an id", msg: `{"jsonrpc":"2.0","id":5,"method":"notifications/initialized"}`, wantKind: Invalid, wantID: `5`, wantCode: CodeInvalidRequest, wantMsg: `"notifications/initialized" is a notification`},
+		{name: "unknown notification with a string id", msg: `{"jsonrpc":"2.0","id":"n","method":"notifications/x","params":{}}`, wantKind: Invalid, wantID: `"n"`, wantCode: CodeInvalidRequest, wantMsg: "carries no \"id\""},
+		{name: "escaped notification method with an id", msg: `{"jsonrpc":"2.0","id":5,"method":"notifications\/cancelled"}`, wantKind: Invalid, wantID: `5`, wantCode: CodeInvalidRequest, wantMsg: "notification"},
+		{name: "method merely named like a notification", msg: `{"jsonrpc":"2.0","id":5,"method":"notifications"}`,
+			wantKind: Request, wantID: `5`, wantMethod: "notifications"},
+
+		// Nesting depth.
+		{name: "arguments nested to the limit", msg: nestedCall(1, MaxDepth), wantKind: Request, wantID: `1`, wantMethod: "tools/call", wantParams: nestedParams(MaxDepth)},
+		{name: "arguments nested past the limit", msg: nestedCall(2, MaxDepth+1), wantKind: Invalid, wantID: `2`, wantCode: CodeInvalidRequest, wantMsg: "deeper than 512 levels"},
+		{name: "nested a thousand levels", msg: nestedCall(3, 1000), wantKind: Invalid, wantID: `3`, wantCode: CodeInvalidRequest, wantMsg: "deeper than"},
+		{name: "nesting past the limit in a notification", msg: `{"jsonrpc":"2.0","method":"notifications/progress","params":{"x":` + strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth) + `}}`,
+			wantKind: Invalid, wantCode: CodeInvalidRequest, wantMsg: "deeper than"},
+		{name: "nesting past the limit in a response", msg: `{"jsonrpc":"2.0","id":4,"result":` + strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth) + `}`,
+			wantKind: Invalid, wantID: `4`, wantCode: CodeInvalidRequest, wantMsg: "deeper than"},
+		{name: "nesting past the limit outside params", msg: `{"jsonrpc":"2.0","id":4,"method":"ping","x":` + strings.Repeat("{\"a\":", MaxDepth) + "0" + strings.Repeat("}", MaxDepth) + `}`,
+			wantKind: Invalid, wantID: `4`, wantCode: CodeInvalidRequest, wantMsg: "deeper than"},
+		{name: "brackets in strings are not nesting", msg: `{"jsonrpc":"2.0","id":6,"method":"m","params":{"s":"` + strings.Repeat("[{", 2*MaxDepth) + `"}}`,
+			wantKind: Request, wantID: `6`, wantMethod: "m", wantParams: `{"s":"` + strings.Repeat("[{", 2*MaxDepth) + `"}`},
+
+		// Numbers beyond float64.
+		{name: "number beyond float64", msg: `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"c","arguments":{"a":1e400}}}`,
+			wantKind: Invalid, wantID: `7`, wantCode: CodeInvalidParams, wantMsg: "the number 1e400 is beyond the range of a 64-bit float"},
+		{name: "negative number beyond float64", msg: `{"jsonrpc":"2.0","id":7,"method":"m","params":{"a":[0,-1E+309]}}`,
+			wantKind: Invalid, wantID: `7`, wantCode: CodeInvalidParams, wantMsg: "-1E+309"},
+		{name: "just past the largest float64", msg: `{"jsonrpc":"2.0","id":7,"method":"m","params":{"a":1.7976931348623159e308}}`,
+			wantKind: Invalid, wantID: `7`, wantCode: CodeInvalidParams, wantMsg: "beyond the range"},
+		{name: "309 digits", msg: `{"jsonrpc":"2.0","id":7,"method":"m","params":{"a":` + strings.Repeat("9", 309) + `}}`,
+			wantKind: Invalid, wantID: `7`, wantCode: CodeInvalidParams, wantMsg: "the number " + strings.Repeat("9", 40) + "..."},
+		{name: "the first of two big numbers is named", msg: `{"jsonrpc":"2.0","id":7,"method":"m","params":{"a":2e999,"b":1e400}}`,
+			wantKind: Invalid, wantID: `7`, wantCode: CodeInvalidParams, wantMsg: "2e999"},
+		{name: "big number in a notification", msg: `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1e400}}`,
+			wantKind: Invalid, wantCode: CodeInvalidParams, wantMsg: "1e400"},
+		{name: "big number in a response", msg: `{"jsonrpc":"2.0","id":"r","result":{"n":1e400}}`,
+			wantKind: Invalid, wantID: `"r"`, wantCode: CodeInvalidParams, wantMsg: "1e400"},
+		{name: "big number outside params", msg: `{"jsonrpc":"2.0","id":8,"method":"ping","x":1e400}`,
+			wantKind: Invalid, wantID: `8`, wantCode: CodeInvalidParams, wantMsg: "1e400"},
+		{name: "largest float64", msg: `{"jsonrpc":"2.0","id":9,"method":"m","params":{"a":1.7976931348623157e308,"b":-1.7976931348623157E+308}}`,
+			wantKind: Request, wantID: `9`, wantMethod: "m", wantParams: `{"a":1.7976931348623157e308,"b":-1.7976931348623157E+308}`},
+		{name: "underflow reads as zero", msg: `{"jsonrpc":"2.0","id":9,"method":"m","params":{"a":1e-400,"b":0e99999}}`,
+			wantKind: Request, wantID: `9`, wantMethod: "m", wantParams: `{"a":1e-400,"b":0e99999}`},
+		{name: "308 digits", msg: `{"jsonrpc":"2.0","id":9,"method":"m","params":{"a":` + strings.Repeat("9", 308) + `}}`,
+			wantKind: Request, wantID: `9`, wantMethod: "m", wantParams: `{"a":` + strings.Repeat("9", 308) + `}`},
+		{name: "big numbers in strings are text", msg: `{"jsonrpc":"2.0","id":9,"method":"m","params":{"a":"1e400"}}`,
+			wantKind: Request, wantID: `9`, wantMethod: "m", wantParams: `{"a":"1e400"}`},
+
 		// result and error.
 		{name: "response with result and error", msg: `{"jsonrpc":"2.0","id":6,"result":{},"error":{"code":1,"message":"m"}}`, wantKind: Invalid, wantID: `6`, wantCode: CodeInvalidRequest},
 		{name: "response without id", msg: `{"jsonrpc":"2.0","result":{}}`, wantKind: Invalid, wantCode: CodeInvalidRequest},
@@ -162,6 +208,18 @@ func TestInspect(t *testing.T) {
 	}
 }
 
+// nestedCall is a tools/call whose message nests depth levels deep.
+func nestedCall(id, depth int) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}`, id, nestedParams(depth))
+}
+
+// nestedParams is the params of nestedCall: the message's own object and
+// params take two levels, arguments the rest.
+func nestedParams(depth int) string {
+	inner := depth - 3
+	return `{"name":"t","arguments":{"a":` + strings.Repeat("[", inner) + strings.Repeat("]", inner) + `}}`
+}
+
 func TestErrorResponse(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -179,6 +237,8 @@ func TestErrorResponse(t *testing.T) {
 		{"message needing escapes", json.RawMessage(`1`), CodeInvalidRequest, "quote \" backslash \\ newline \n tab \t snowman \u2603", `1`},
 		{"empty message", json.RawMessage(`1`), CodeInvalidRequest, "", `1`},
 		{"empty non-nil id is null", json.RawMessage{}, CodeInvalidRequest, "x", `null`},
+		{"id with characters encoding/json escapes", json.RawMessage("\"<&>\u2028\""), CodeInvalidRequest, "x", "\"<&>\u2028\""},
+		{"big integer id", json.RawMessage(`9223372036854775807`), CodeInvalidRequest, "x", `9223372036854775807`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -216,6 +276,16 @@ func TestErrorResponse(t *testing.T) {
 			}
 		})
 	}
+}
+
+// errorResponse is a JSON-RPC error response on the wire.
+type errorResponse struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Error   struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
 }
 
 func keys(m map[string]json.RawMessage) []string {
@@ -376,6 +446,8 @@ func FuzzInspect(f *testing.F) {
 		`[{"jsonrpc":"2.0","id":1,"method":"m"}]`,
 		`{"jsonrpc":"2.0","id":9223372036854775808}`,
 		"{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"\"}",
+		`{"jsonrpc":"2.0","id":9007199254740993,"method":"m","params":{"a":[[1e400]]}}`,
+		`{"jsonrpc":"2.0","id":"~\u0041","method":"notifications/x"}`,
 		`{`,
 		``,
 	} {
@@ -425,6 +497,9 @@ func FuzzInspect(f *testing.F) {
 			if k := IDKey(resp.ID); k == "" || k != IDKey(inputID) {
 				t.Fatalf("ErrorResponse id = %s (key %q), input id = %s (key %q)", resp.ID, k, inputID, IDKey(inputID))
 			}
+			if !bytes.Equal(resp.ID, v.ID) {
+				t.Fatalf("ErrorResponse id = %s; want the verdict's id %s byte for byte", resp.ID, v.ID)
+			}
 		case Request, Response:
 			if v.Code != 0 || v.Message != "" {
 				t.Fatalf("kind %d verdict with code %d, message %q", v.Kind, v.Code, v.Message)
@@ -437,6 +512,9 @@ func FuzzInspect(f *testing.F) {
 			}
 			if v.Kind == Request && v.Method == "" {
 				t.Fatalf("Request without a method; input %q", msg)
+			}
+			if v.Kind == Request && PlainID(v.ID) && !sdkEchoes(t, string(v.ID)) {
+				t.Fatalf("PlainID(%s) is true, but the SDK does not give the id back byte for byte", v.ID)
 			}
 			if v.Kind == Response && (v.Method != "" || v.Params != nil) {
 				t.Fatalf("Response with method %q, params %s", v.Method, v.Params)
@@ -499,7 +577,7 @@ func referenceInspect(msg []byte) Verdict {
 		_, hasResult := env["result"]
 		_, hasError := env["error"]
 		if hasID && hasResult != hasError {
-			return Verdict{Kind: Response, ID: id}
+			return referenceLimits(trimmed, Verdict{Kind: Response, ID: id})
 		}
 		return invalid(id, CodeInvalidRequest, `invalid request: "method" is missing`)
 	}
@@ -513,11 +591,55 @@ func referenceInspect(msg []byte) Verdict {
 			return invalid(id, CodeInvalidParams, fmt.Sprintf("invalid params: params of %q must be an object", method))
 		}
 	}
+	if hasID && strings.HasPrefix(method, "notifications/") {
+		return invalid(id, CodeInvalidRequest, notificationWithID(method))
+	}
 	kind := Notification
 	if hasID {
 		kind = Request
 	}
-	return Verdict{Kind: kind, ID: id, Method: method, Params: params}
+	return referenceLimits(trimmed, Verdict{Kind: kind, ID: id, Method: method, Params: params})
+}
+
+// referenceLimits is the limits' check on encoding/json's reading of msg.
+func referenceLimits(msg []byte, v Verdict) Verdict {
+	depth, big := referenceWalk(msg)
+	switch {
+	case depth > MaxDepth:
+		return invalid(v.ID, CodeInvalidRequest, tooDeep)
+	case big != nil:
+		return invalid(v.ID, CodeInvalidParams, numberOutOfRange(big))
+	}
+	return v
+}
+
+// referenceWalk reads msg, valid JSON, token by token with encoding/json
+// and returns how deep it nests and its first number that encoding/json
+// cannot decode into a float64.
+func referenceWalk(msg []byte) (depth int, bigNumber []byte) {
+	dec := json.NewDecoder(bytes.NewReader(msg))
+	dec.UseNumber()
+	open := 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return depth, bigNumber
+		}
+		switch tok := tok.(type) {
+		case json.Delim:
+			if tok == '{' || tok == '[' {
+				open++
+				depth = max(depth, open)
+			} else {
+				open--
+			}
+		case json.Number:
+			var f float64
+			if bigNumber == nil && json.Unmarshal([]byte(tok), &f) != nil {
+				bigNumber = []byte(tok)
+			}
+		}
+	}
 }
 
 func referenceCheckID(raw json.RawMessage) (json.RawMessage, bool) {

@@ -147,6 +147,7 @@ func FuzzScan(f *testing.F) {
 		`{"\u0069d":1,"id":2,"params":[{"x":"]"}]}`,
 		`{"id":1,`,
 		`"\u00e9\\"`,
+		`{"params":{"a":[[[-1.5e400,{"b":1E309}]]]},"id":0}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -173,10 +174,23 @@ func FuzzScan(f *testing.F) {
 		if !isObject {
 			return
 		}
+		if depth, big := referenceWalk(msg); env.depth != depth || !bytes.Equal(env.bigNumber, big) {
+			t.Fatalf("scanEnvelope(%q) met depth %d and number %q; encoding/json reads depth %d and number %q", msg, env.depth, env.bigNumber, depth, big)
+		}
 		for name, got := range map[string][]byte{"jsonrpc": env.jsonrpc, "id": env.id, "method": env.method, "params": env.params, "result": env.result, "error": env.error} {
 			want, present := m[name]
 			if (got != nil) != present || !bytes.Equal(got, want) {
 				t.Fatalf("scanEnvelope(%q): %s = %q, encoding/json finds %q (present %v)", msg, name, got, want, present)
+			}
+		}
+		for name, want := range m {
+			if got, ok := Member(msg, name); !ok || !bytes.Equal(got, want) {
+				t.Fatalf("Member(%q, %q) = %q, %v; encoding/json finds %q", msg, name, got, ok, want)
+			}
+			replaced, ok := WithMember(msg, name, []byte(`["x"]`))
+			var after map[string]json.RawMessage
+			if !ok || json.Unmarshal(replaced, &after) != nil || string(after[name]) != `["x"]` || len(after) != len(m) {
+				t.Fatalf("WithMember(%q, %q) = %q, which encoding/json reads as %q", msg, name, replaced, after)
 			}
 		}
 		method, hasMethod := m["method"]
