@@ -4,6 +4,6 @@ package main
 
 import "errors"
 
-func measureWasmtime([]byte) error {
+func rawWasmtime([]byte, string, bool) error {
 	return errors.New("this binary was built without -tags wasmtime")
 }

@@ -88,8 +88,8 @@ func (f *hostFlags) check() error {
 		return fmt.Errorf("--concurrency must be at least 1")
 	case f.queueTimeout < 0:
 		return fmt.Errorf("--queue-timeout must not be negative")
-	case f.compile.Timeout <= 0 || f.compileMem < 64<<20 || f.compile.Concurrency < 1:
-		return fmt.Errorf("--compile-timeout must be positive, --compile-memory at least 64MiB and --compile-concurrency at least 1")
+	case f.compile.Timeout <= 0 || f.compileMem < 1<<20 || f.compile.Concurrency < 1:
+		return fmt.Errorf("--compile-timeout must be positive, --compile-memory at least 1MiB and --compile-concurrency at least 1")
 	}
 	return nil
 }

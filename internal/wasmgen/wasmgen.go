@@ -105,9 +105,10 @@ type Command struct {
 	// ExtraTypes adds function types (all () -> ()) beyond the one used.
 	ExtraTypes int
 	// ExtraFunctions adds functions of type 0, each with ExtraLocals and
-	// no code.
+	// ExtraCode.
 	ExtraFunctions int
 	ExtraLocals    [][2]uint64
+	ExtraCode      []byte
 	// Globals adds mutable i32 globals initialised to 0.
 	Globals int
 	// Tables adds funcref tables with these limits; a negative Max means
@@ -139,7 +140,7 @@ func (c Command) Bytes() []byte {
 	bodies := make([][]byte, 1+c.ExtraFunctions)
 	bodies[0] = Body(c.StartLocals, c.StartCode)
 	if len(bodies) > 1 {
-		extra := Body(c.ExtraLocals, nil)
+		extra := Body(c.ExtraLocals, c.ExtraCode)
 		for i := 1; i < len(bodies); i++ {
 			bodies[i] = extra
 		}
