@@ -22,7 +22,7 @@ var overLimits = map[string]struct {
 	wasm  func() []byte
 	limit string
 }{
-	"locals": {func() []byte { return wasmgen.Command{StartLocals: [][2]uint64{{1 << 26, wasmgen.I32}}}.Bytes() }, "locals in one function"},
+	"locals":  {func() []byte { return wasmgen.Command{StartLocals: [][2]uint64{{1 << 26, wasmgen.I32}}}.Bytes() }, "locals in one function"},
 	"nesting": {func() []byte { return wasmgen.Command{StartCode: wasmgen.Nested(60_000)}.Bytes() }, "levels of nested blocks"},
 	"brtable": {func() []byte { return wasmgen.Command{StartCode: wasmgen.BrTable(100_000)}.Bytes() }, "targets in one br_table"},
 	"brif": {func() []byte {
@@ -37,7 +37,9 @@ var overLimits = map[string]struct {
 		return wasmgen.Command{Tables: ts}.Bytes()
 	}, "tables"},
 	"globals": {func() []byte { return wasmgen.Command{Globals: 1_000_000}.Bytes() }, "globals"},
-	"function": {func() []byte { return wasmgen.Command{StartCode: wasmgen.Repeat(7_654_321/3, 0x41, 0x00, 0x1a)}.Bytes() }, "bytes in one function body"},
+	"function": {func() []byte {
+		return wasmgen.Command{StartCode: wasmgen.Repeat(7_654_321/3, 0x41, 0x00, 0x1a)}.Bytes()
+	}, "bytes in one function body"},
 }
 
 func TestModulesOverTheLimitsAreRefusedAtLoad(t *testing.T) {
