@@ -78,6 +78,14 @@ func TestModulesOverTheLimitsAreRefusedAtLoad(t *testing.T) {
 	if err == nil || !strings.Contains(string(out), "levels of nested blocks") {
 		t.Errorf("wasmcp list: %v\n%s\nwant exit 1 and the refusals", err, out)
 	}
+
+	// Dropped into the watched directory, the same module is refused the
+	// same way, and what served goes on serving.
+	writeTool(t, dir, "dropped", overLimits["locals"].wasm(), "dropped")
+	s.waitLog(t, "skipping module", "dropped.wasm", "locals in one function")
+	if res := callTool(t, cs, "echo", map[string]any{"x": 2}); res.IsError {
+		t.Fatalf("echo after a hostile module was dropped in: %s", text(res))
+	}
 }
 
 // slowModule is within every limit but takes an engine a second or more to
