@@ -1,9 +1,14 @@
 package e2e
 
 import (
+	"bytes"
+	"cmp"
+	"compress/gzip"
+	"compress/zlib"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -33,6 +38,19 @@ func newPermissionFixture(t *testing.T) *permissionFixture {
 	f := &permissionFixture{dir: t.TempDir(), notes: t.TempDir()}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/hello", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "hello from A") })
+	// An echo of the request's Authorization header, compressed whatever
+	// the request asked for: the tool must get it decoded and scrubbed.
+	mux.HandleFunc("/echo-compressed", func(w http.ResponseWriter, r *http.Request) {
+		var buf bytes.Buffer
+		var zw io.WriteCloser = gzip.NewWriter(&buf)
+		if r.URL.Query().Get("coding") == "deflate" {
+			zw = zlib.NewWriter(&buf)
+		}
+		fmt.Fprintf(zw, "you sent %s", r.Header.Get("Authorization"))
+		zw.Close()
+		w.Header().Set("Content-Encoding", cmp.Or(r.URL.Query().Get("coding"), "gzip"))
+		w.Write(buf.Bytes())
+	})
 	mux.HandleFunc("/auth", func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") == "Bearer "+testSecret {
 			fmt.Fprint(w, "authorized")
@@ -56,8 +74,11 @@ func newPermissionFixture(t *testing.T) *permissionFixture {
 	copyFile(t, filepath.Join(toolsDir, "fetch_text.wasm"), filepath.Join(f.dir, "fetch_text.wasm"))
 	copyFile(t, filepath.Join(toolsDir, "read_notes.wasm"), filepath.Join(f.dir, "read_notes.wasm"))
 	wattest.Write(t, f.dir, "probe", "envprobe")
+	wattest.Write(t, f.dir, "httpcall", "httpcall")
 	sidecar(t, f.dir, "fetch_text", `{"abi":1,"tools":[{"name":"fetch_text","description":"fetch","inputSchema":{"type":"object"}}],
 		"permissions":{"http":[{"host":"127.0.0.1"},{"host":"localhost"}],"secrets":["apikey"]}}`)
+	sidecar(t, f.dir, "httpcall", `{"abi":1,"tools":[{"name":"httpcall","description":"passes its arguments to http_request","inputSchema":{"type":"object"}}],
+		"permissions":{"http":[{"host":"127.0.0.1"}],"secrets":["apikey"]}}`)
 	sidecar(t, f.dir, "envprobe", `{"abi":1,"tools":[{"name":"envprobe","description":"probe","inputSchema":{"type":"object"}}],
 		"permissions":{"env":["GREETING"]}}`)
 
@@ -76,6 +97,12 @@ func newPermissionFixture(t *testing.T) *permissionFixture {
       - {host: localhost, ports: [%s], schemes: [http]}
     secrets:
       apikey: {from: TEST_API_KEY, header: Authorization, format: "Bearer {}", hosts: [127.0.0.1]}
+  httpcall:
+    sha256: %s
+    http:
+      - {host: 127.0.0.1, ports: [%s], schemes: [http], allow_private: true}
+    secrets:
+      apikey: {from: TEST_API_KEY, header: Authorization, format: "Bearer {}", hosts: [127.0.0.1]}
   read_notes:
     sha256: %s
     dirs:
@@ -84,7 +111,7 @@ func newPermissionFixture(t *testing.T) *permissionFixture {
     sha256: %s
     env:
       GREETING: hello
-`, fileSHA(t, f.dir, "fetch_text"), f.portA, f.portA, fileSHA(t, f.dir, "read_notes"), f.notes, fileSHA(t, f.dir, "envprobe"))
+`, fileSHA(t, f.dir, "fetch_text"), f.portA, f.portA, fileSHA(t, f.dir, "httpcall"), f.portA, fileSHA(t, f.dir, "read_notes"), f.notes, fileSHA(t, f.dir, "envprobe"))
 	if err := os.WriteFile(f.policy, []byte(policy), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -117,8 +144,8 @@ func (f *permissionFixture) serve(t *testing.T, extra ...string) (*server, *mcp.
 
 // TestPermissions grants and denies each kind of permission through the
 // real server: HTTP hosts, ports, private addresses by name and by
-// redirect, a secret the tool never sees, a mounted directory with a link
-// out of it, environment variables.
+// redirect, a secret the tool never sees (not even compressed), a mounted
+// directory with a link out of it, environment variables.
 func TestPermissions(t *testing.T) {
 	f := newPermissionFixture(t)
 	s, cs := f.serve(t)
@@ -139,6 +166,10 @@ func TestPermissions(t *testing.T) {
 		{"secret added by the host", "fetch_text", map[string]any{"url": a + "/auth", "secret": "apikey"}, true, "authorized"},
 		{"no secret, no credentials", "fetch_text", map[string]any{"url": a + "/auth"}, true, "no credentials"},
 		{"secret not granted", "fetch_text", map[string]any{"url": a + "/auth", "secret": "other"}, false, "other"},
+		{"secret echoed gzipped", "fetch_text", map[string]any{"url": a + "/echo-compressed", "secret": "apikey"}, true, "you sent Bearer [redacted]"},
+		{"secret echoed deflated, unasked", "fetch_text", map[string]any{"url": a + "/echo-compressed?coding=deflate", "secret": "apikey"}, true, "you sent Bearer [redacted]"},
+		{"a tool may not ask for gzip with a secret", "httpcall", map[string]any{"url": a + "/echo-compressed", "secret": "apikey", "headers": map[string]string{"Accept-Encoding": "gzip"}},
+			true, `2{"error":"egress: invalid request: header Accept-Encoding may not be set on a request that carries secret`},
 		{"granted directory", "read_notes", map[string]any{}, true, "a.txt"},
 		{"a note", "read_notes", map[string]any{"path": "a.txt"}, true, "note A"},
 		{"a link out of the mount", "read_notes", map[string]any{"path": "escape/hostname"}, false, "escape/hostname"},

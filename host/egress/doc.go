@@ -18,6 +18,15 @@
 // the same checks and its headers are built afresh: a secret goes only to
 // hosts its grant names, and never over http once a chain has used https.
 //
-// No error, Denied, or response contains a secret's value: errors are
-// scrubbed, and a response that echoes the secret verbatim has it replaced.
+// A request that carries a secret may not choose the form or the part of
+// its answer (Accept-Encoding, Accept-Charset, Range, If-Range, A-IM). The
+// host asks for gzip itself and undoes any content coding it can (gzip,
+// deflate) before the answer is checked, within the response limits;
+// one it cannot undo is refused. The answer, headers and body, is then
+// searched for the secret's value as it is and encoded (base64, hex,
+// UTF-16, percent-encoding, JSON and HTML escapes, any case: see
+// redactor), and each copy found is replaced. A redirect whose Location
+// holds the secret is not followed, and no error or Denied holds a
+// secret's value. docs/design.md (Permissions) says what this cannot
+// catch.
 package egress

@@ -67,11 +67,14 @@ type Limits struct {
 	MaxRequests int
 	// MaxRequestBody bounds one request's body.
 	MaxRequestBody int64
-	// MaxResponseBody bounds one response's body. A longer body is an
-	// error, never silently cut short.
+	// MaxResponseBody bounds one response's body as the guest gets it,
+	// that is decoded when the host undid a content coding; each step of
+	// decoding is bounded by it too. A longer body is an error, never
+	// silently cut short.
 	MaxResponseBody int64
 	// MaxTotalBytes bounds request and response bodies together, over the
-	// whole call. A body re-sent on a 307 or 308 redirect counts again.
+	// whole call, responses counted as the guest gets them. A body re-sent
+	// on a 307 or 308 redirect counts again.
 	MaxTotalBytes int64
 	// RequestTimeout bounds one Do, its redirects and the reading of its
 	// body included. The caller's context may end it sooner.
@@ -81,13 +84,14 @@ type Limits struct {
 	MaxRedirects int
 }
 
-// DefaultLimits are the limits a zero Limits field stands for.
+// DefaultLimits are the limits a zero Limits field stands for: those
+// docs/abi.md promises a tool.
 func DefaultLimits() Limits {
 	return Limits{
 		MaxRequests:     16,
 		MaxRequestBody:  1 << 20,
 		MaxResponseBody: 4 << 20,
-		MaxTotalBytes:   16 << 20,
+		MaxTotalBytes:   8 << 20,
 		RequestTimeout:  30 * time.Second,
 		MaxRedirects:    5,
 	}
@@ -124,7 +128,10 @@ type Request struct {
 	URL string
 	// Header holds the guest's headers. Host, Content-Length,
 	// Transfer-Encoding, Connection, Keep-Alive, Upgrade, TE, Trailer,
-	// Proxy-* and the header of the named secret are refused.
+	// Proxy-* and the header of the named secret are refused; so are, on a
+	// request that names a secret, the headers that choose the form or
+	// the part of the response (Accept-Encoding, Accept-Charset, Range,
+	// If-Range, A-IM).
 	Header map[string]string
 	Body   []byte
 	// Secret optionally names a secret of the grant to attach.
@@ -135,6 +142,8 @@ type Request struct {
 type Response struct {
 	Status int
 	// Header holds the first value of each header, by canonical name.
+	// When the host undid a content coding, Content-Encoding and
+	// Content-Length are left out, as Go's client does.
 	Header map[string]string
 	Body   []byte
 }
@@ -172,7 +181,7 @@ type Resolver interface {
 type Client struct {
 	rules     []rule
 	secrets   map[string]*secret
-	redact    []string // every secret value, longest first
+	redactAll func() *redactor // every secret value, for errors
 	lim       Limits
 	resolver  Resolver
 	transport *http.Transport
@@ -191,12 +200,12 @@ type rule struct {
 }
 
 type secret struct {
-	name    string
-	header  string // canonical
-	value   string // the header's value: Format with Value in it
-	raw     string // Value
-	hosts   []pattern
-	problem string // why it cannot be sent, if it cannot
+	name     string
+	header   string // canonical
+	value    string // the header's value: Format with Value in it
+	hosts    []pattern
+	problem  string           // why it cannot be sent, if it cannot
+	redactor func() *redactor // built when the secret is first sent
 }
 
 func (s *secret) matches(t *target) bool {
@@ -225,13 +234,17 @@ func NewClient(g Grant, lim Limits, r Resolver) *Client {
 		}
 		c.rules = append(c.rules, ru)
 	}
+	var values []string
 	for name, s := range g.Secrets {
+		// The value, not the formatted header, is what is looked for: it
+		// is inside the header, and each encoding looked for finds it
+		// inside a longer encoded text as well (see redactor).
 		sc := &secret{
-			name:    name,
-			header:  http.CanonicalHeaderKey(strings.TrimSpace(s.Header)),
-			value:   strings.ReplaceAll(cmp.Or(s.Format, "{}"), "{}", s.Value),
-			raw:     s.Value,
-			problem: secretProblem(s),
+			name:     name,
+			header:   http.CanonicalHeaderKey(strings.TrimSpace(s.Header)),
+			value:    strings.ReplaceAll(cmp.Or(s.Format, "{}"), "{}", s.Value),
+			problem:  secretProblem(s),
+			redactor: sync.OnceValue(func() *redactor { return newRedactor(s.Value) }),
 		}
 		for _, h := range s.Hosts {
 			if p, err := parsePattern(h); err == nil {
@@ -239,11 +252,9 @@ func NewClient(g Grant, lim Limits, r Resolver) *Client {
 			}
 		}
 		c.secrets[name] = sc
-		if s.Value != "" {
-			c.redact = append(c.redact, s.Value)
-		}
+		values = append(values, s.Value)
 	}
-	slices.SortFunc(c.redact, func(a, b string) int { return len(b) - len(a) })
+	c.redactAll = sync.OnceValue(func() *redactor { return newRedactor(values...) })
 	protocols := new(http.Protocols)
 	protocols.SetHTTP1(true)
 	c.transport = &http.Transport{
@@ -255,6 +266,7 @@ func NewClient(g Grant, lim Limits, r Resolver) *Client {
 		MaxResponseHeaderBytes: 64 << 10,
 		ExpectContinueTimeout:  time.Second,
 		Protocols:              protocols,
+		DisableCompression:     true, // the host asks for gzip and decodes it itself: see acceptEncoding
 	}
 	return c
 }
@@ -413,7 +425,7 @@ func (c *Client) do(parent context.Context, req Request) (*Response, error) {
 	if sec != nil {
 		secretHeader = sec.header
 	}
-	hdr, err := guestHeaders(req.Header, req.Secret, secretHeader)
+	hdr, err := guestHeaders(req.Header, req.Secret, secretHeader, sec != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -453,6 +465,10 @@ func (c *Client) do(parent context.Context, req Request) (*Response, error) {
 		if hreq.Header.Get("User-Agent") == "" {
 			hreq.Header.Set("User-Agent", "wasmcp")
 		}
+		hostAsked := hreq.Header.Get("Accept-Encoding") == "" && hreq.Header.Get("Range") == "" && method != http.MethodHead
+		if hostAsked {
+			hreq.Header.Set("Accept-Encoding", acceptEncoding)
+		}
 		sawHTTPS = sawHTTPS || t.scheme == "https"
 		if sec != nil && sec.matches(t) && !(sawHTTPS && t.scheme == "http") {
 			hreq.Header.Set(sec.header, sec.value)
@@ -462,17 +478,22 @@ func (c *Client) do(parent context.Context, req Request) (*Response, error) {
 		if err != nil {
 			return nil, c.requestError(parent, ctx, method, t, err)
 		}
+		var scrub *redactor
+		if sentSecret {
+			scrub = sec.redactor()
+		}
 		loc := res.Header.Get("Location")
 		if c.lim.MaxRedirects < 0 || loc == "" || !isRedirect(res.StatusCode) {
-			var scrub *secret
-			if sentSecret {
-				scrub = sec
-			}
-			return c.readResponse(parent, ctx, res, method, t, scrub)
+			return c.readResponse(parent, ctx, res, method, t, scrub, hostAsked)
 		}
 		res.Body.Close()
 		if redirects >= c.lim.MaxRedirects {
 			return nil, &LimitError{Limit: fmt.Sprintf("redirect limit (%d) reached", c.lim.MaxRedirects)}
+		}
+		if scrub != nil && scrub.contains(loc) {
+			// Followed, the redirect would hand the secret, in the URL, to
+			// whatever host it names, over whatever scheme.
+			return nil, fmt.Errorf("egress: %s %s: redirect not followed: its Location holds the value of secret %q", method, t, sec.name)
 		}
 		next, err := t.u.Parse(loc)
 		if err != nil {
@@ -529,46 +550,86 @@ func (c *Client) totalLimit() error {
 	return &LimitError{Limit: fmt.Sprintf("total bytes limit (%d) reached for this call", c.lim.MaxTotalBytes)}
 }
 
-func (c *Client) readResponse(parent, ctx context.Context, res *http.Response, method string, t *target, sec *secret) (*Response, error) {
+// readResponse reads a response's body within the limits and makes the
+// guest's answer of it. Content codings are undone when the host asked for
+// one (asked) or a secret was sent (scrub is set): scrub takes the secret
+// out of the answer, which must then be decoded first, or refused.
+func (c *Client) readResponse(parent, ctx context.Context, res *http.Response, method string, t *target, scrub *redactor, asked bool) (*Response, error) {
 	defer res.Body.Close()
 	max := c.lim.MaxResponseBody
-	tooLong := &LimitError{Limit: fmt.Sprintf("response body is over the limit (%d bytes)", max)}
+	tooLong := func(decodedFrom string) error {
+		what := "response body"
+		if decodedFrom != "" {
+			what += ", decoded from " + decodedFrom + ","
+		}
+		return &LimitError{Limit: fmt.Sprintf("%s is over the limit (%d bytes)", what, max)}
+	}
 	if method != http.MethodHead && res.ContentLength > max { // HEAD's Content-Length describes a body never sent
-		return nil, tooLong
+		return nil, tooLong("")
 	}
 	c.mu.Lock()
 	room := c.lim.MaxTotalBytes - c.bytes
 	c.mu.Unlock()
 	limit := min(max, room)
 	data, err := io.ReadAll(io.LimitReader(res.Body, limit+1))
-	c.mu.Lock()
-	c.bytes += int64(len(data))
-	over := c.bytes > c.lim.MaxTotalBytes
-	c.mu.Unlock()
-	switch {
-	case err != nil:
+	if err != nil {
+		c.count(int64(len(data)))
 		return nil, c.requestError(parent, ctx, method, t, fmt.Errorf("reading the response body: %w", err))
+	}
+	if codings := contentCodings(res.Header); (asked || scrub != nil) && len(codings) > 0 && len(data) > 0 && int64(len(data)) <= limit {
+		body, err := decodeBody(data, codings, limit)
+		var unknown *unknownCodingError
+		switch {
+		case err == nil:
+			// What counts against the limits is the decoded body, the
+			// one the guest gets.
+			data = body
+			res.Header.Del("Content-Encoding")
+			res.Header.Del("Content-Length")
+		case errors.Is(err, errTooLong):
+			c.count(limit + 1)
+			if limit < max {
+				return nil, c.totalLimit()
+			}
+			return nil, tooLong(strings.Join(codings, ", "))
+		case errors.As(err, &unknown) && scrub == nil:
+			// Not the host's to undo: the guest gets the body as it
+			// came, as it would from Go's client.
+		case errors.As(err, &unknown):
+			c.count(int64(len(data)))
+			return nil, fmt.Errorf("egress: %s %s: %v; the answer to a request that carries a secret is checked for the secret before the tool gets it, and this one cannot be, so it is refused", method, t, err)
+		default:
+			c.count(int64(len(data)))
+			return nil, fmt.Errorf("egress: %s %s: %w", method, t, err)
+		}
+	}
+	over := c.count(int64(len(data)))
+	switch {
 	case int64(len(data)) > max:
-		return nil, tooLong
+		return nil, tooLong("")
 	case over:
 		return nil, c.totalLimit()
 	}
-	out := &Response{Status: res.StatusCode, Header: make(map[string]string, len(res.Header)), Body: data}
-	for k, v := range res.Header {
-		if len(v) > 0 {
-			out.Header[k] = v[0]
-		}
+	if scrub == nil {
+		return &Response{Status: res.StatusCode, Header: firstValues(res.Header), Body: data}, nil
 	}
-	if sec != nil && sec.raw != "" {
-		// A server that echoes the request (httpbin's /headers, a TRACE
-		// lookalike, an error page) would hand the guest the secret. This
-		// catches it verbatim; an encoded copy would get through.
-		for k, v := range out.Header {
-			out.Header[k] = strings.ReplaceAll(v, sec.raw, redactedText)
-		}
-		out.Body = bytes.ReplaceAll(out.Body, []byte(sec.raw), []byte(redactedText))
+	header, err := scrub.headers(res.Header)
+	if err == nil {
+		data, err = scrub.redact(data)
 	}
-	return out, nil
+	if err != nil {
+		return nil, fmt.Errorf("egress: %s %s: the answer is refused: %w", method, t, err)
+	}
+	return &Response{Status: res.StatusCode, Header: header, Body: data}, nil
+}
+
+// count adds n bytes received to the call's total, and says whether the
+// total is now over its limit.
+func (c *Client) count(n int64) (over bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.bytes += n
+	return c.bytes > c.lim.MaxTotalBytes
 }
 
 // requestError explains a failed round trip. parent is the caller's
@@ -587,26 +648,21 @@ func (c *Client) requestError(parent, ctx context.Context, method string, t *tar
 }
 
 // scrubError makes sure no secret value leaves in an error. Such a value
-// could only come from a server (a Location header echoing the secret, say),
-// but an error is shown to the guest and logged, so it is checked anyway.
+// could only come from a server (in a redirect's Location, say, where a
+// secret this request did not carry is not looked for), but an error is
+// shown to the guest and logged, so it is checked anyway.
 func (c *Client) scrubError(err error) error {
-	msg := err.Error()
-	found := false
-	for _, v := range c.redact {
-		if strings.Contains(msg, v) {
-			found = true
-			msg = strings.ReplaceAll(msg, v, redactedText)
-		}
+	if len(c.secrets) == 0 {
+		return err
 	}
+	r := c.redactAll()
+	msg, found := r.redactString(err.Error())
 	if !found {
 		return err
 	}
 	var d *Denied
 	if errors.As(err, &d) {
-		perm := d.Permission
-		for _, v := range c.redact {
-			perm = strings.ReplaceAll(perm, v, redactedText)
-		}
+		perm, _ := r.redactString(d.Permission)
 		return &Denied{Permission: perm}
 	}
 	var le *LimitError

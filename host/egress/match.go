@@ -172,9 +172,26 @@ func reservedHeader(canon string) bool {
 	return strings.HasPrefix(canon, "Proxy-")
 }
 
+// shapingHeaders let a request choose the form or the part of the response
+// it gets, with the reason each is refused on a request that carries a
+// secret. The host takes the secret out of what comes back, in the forms
+// it knows; a tool that could have a server echo it compressed, in another
+// character set, or a few bytes at a time would get past that. They are
+// refused rather than dropped: a tool that asked for a range or an
+// encoding and silently got something else would misread the answer,
+// where an error tells its author what to change.
+var shapingHeaders = map[string]string{
+	"Accept-Encoding": "the host asks for compression itself and decodes the answer before checking it for the secret; leave the header out",
+	"Accept-Charset":  "an answer in another character set could hold the secret in a form the host does not check for; leave the header out",
+	"Range":           "a part of the answer could hold a part of the secret, which no check can recognise; fetch the whole resource",
+	"If-Range":        "a part of the answer could hold a part of the secret, which no check can recognise; fetch the whole resource",
+	"A-Im":            "an instance manipulation (RFC 3229: a delta, a compression) could hold the secret in a form the host does not check for; leave the header out",
+}
+
 // guestHeaders checks the headers a guest set. secretHeader is the header
-// a named secret sets, which the guest may not set too.
-func guestHeaders(h map[string]string, secretName, secretHeader string) (http.Header, error) {
+// a named secret sets, which the guest may not set too; carriesSecret
+// says whether a secret is named, which rules out shapingHeaders.
+func guestHeaders(h map[string]string, secretName, secretHeader string, carriesSecret bool) (http.Header, error) {
 	out := make(http.Header, len(h))
 	size := 0
 	for _, name := range slices.Sorted(maps.Keys(h)) {
@@ -188,6 +205,8 @@ func guestHeaders(h map[string]string, secretName, secretHeader string) (http.He
 			return nil, invalidf("header %s is set by the host, not by a tool", canon)
 		case secretHeader != "" && canon == secretHeader:
 			return nil, invalidf("header %s is set from secret %q; a tool may not set it as well", canon, secretName)
+		case carriesSecret && shapingHeaders[canon] != "":
+			return nil, invalidf("header %s may not be set on a request that carries secret %q: %s", canon, secretName, shapingHeaders[canon])
 		case out[canon] != nil:
 			return nil, invalidf("header %s is given twice", canon)
 		case !validHeaderValue(v):
