@@ -263,8 +263,10 @@ func RunWorker(args []string, stdin io.Reader, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "compile worker: -cache-dir is required")
 		return 2
 	}
+	checkMemory := func() {}
 	if *memory > 0 {
-		if err := limitMemory(*memory); err != nil {
+		var err error
+		if checkMemory, err = limitMemory(*memory); err != nil {
 			fmt.Fprintln(stderr, "compile worker:", err)
 			return 2
 		}
@@ -280,13 +282,13 @@ func RunWorker(args []string, stdin io.Reader, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "compile worker:", err)
 		return 2
 	}
-	p, err := b.compile(ctx, wasm)
+	_, err = b.compile(ctx, wasm)
+	checkMemory()
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return workerRefused
 	}
 	// The cache now holds the code; freeing it is the process's exit.
-	_ = p
 	return 0
 }
 

@@ -23,27 +23,52 @@ const watchInterval = 2 * time.Millisecond
 
 // limitMemory bounds the worker's resident memory to what it holds now plus
 // n bytes: a watchdog reads it from /proc and ends the process, with
-// workerOutOfMemory, as soon as it is over. Resident memory, not the
+// workerOutOfMemory, as soon as it is over, and the returned check, run
+// once the work is done, does the same if its peak was over at any time
+// between two readings. Resident memory, not the
 // address space, is what is bounded: engines reserve address space they
 // never touch (thread stacks, code areas), and a bound on it would refuse
 // modules that need little. The Go heap is also told of the bound, so
 // that it collects garbage before the watchdog has to step in.
-func limitMemory(n int64) error {
+func limitMemory(n int64) (check func(), err error) {
 	base, err := resident()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	limit := base + uint64(n)
+	over := func(rss uint64) {
+		fmt.Fprintf(os.Stderr, "compile worker: out of memory: %d bytes resident, over the bound of %d\n", rss, limit)
+		os.Exit(workerOutOfMemory)
+	}
 	debug.SetMemoryLimit(n)
 	go func() {
 		for range time.Tick(watchInterval) {
 			if rss, err := resident(); err == nil && rss > limit {
-				fmt.Fprintf(os.Stderr, "compile worker: out of memory: %d bytes resident, over the bound of %d\n", rss, limit)
-				os.Exit(workerOutOfMemory)
+				over(rss)
 			}
 		}
 	}()
-	return nil
+	return func() {
+		if peak, err := peakResident(); err == nil && peak > limit {
+			over(peak)
+		}
+	}, nil
+}
+
+// peakResident reads the process's peak resident set size (VmHWM).
+func peakResident() (uint64, error) {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range bytes.Split(status, []byte("\n")) {
+		if rest, ok := bytes.CutPrefix(line, []byte("VmHWM:")); ok {
+			kb, _ := bytes.CutSuffix(bytes.TrimSpace(rest), []byte(" kB"))
+			n, err := strconv.ParseUint(string(kb), 10, 64)
+			return n << 10, err
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM in /proc/self/status")
 }
 
 var pageBytes = uint64(os.Getpagesize())
