@@ -23,3 +23,19 @@ func BenchmarkRunEcho(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkOutputWithMount measures a run with a mount that writes 64 KiB
+// to stdout in 15-byte writes (WAT spam, stopped at its output limit): on
+// wasmtime, the cost of serving stdout beside WASI's own file system.
+//
+//	WASMCP_ENGINE=wasmtime go test -tags wasmtime -run '^$' -bench OutputWithMount ./host/sandbox/
+func BenchmarkOutputWithMount(b *testing.B) {
+	e := newEngine(b)
+	c := compile(b, e, "spam")
+	r := Run{Limits: Limits{Timeout: time.Minute, Memory: 1 << 20, Output: 64 << 10}, Mounts: []Mount{{Host: b.TempDir(), Guest: "/data"}}}
+	for b.Loop() {
+		if out := c.Run(context.Background(), r); out.Failure == nil || out.Failure.Kind != OutputLimit {
+			b.Fatalf("run: %+v", out.Failure)
+		}
+	}
+}

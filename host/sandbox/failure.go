@@ -1,5 +1,7 @@
 package sandbox
 
+import "fmt"
+
 // FailureKind names why a run did not succeed. The names are stable: they
 // appear in logs and, later, in metrics labels.
 type FailureKind string
@@ -21,7 +23,17 @@ const (
 type Failure struct {
 	Kind     FailureKind
 	ExitCode uint32 // for Exit
-	Detail   string
+	Detail   string // a short sentence, the same on every engine
+	// Cause is what the engine said, when Detail does not repeat it: for
+	// the server's log, never for a model, since it can hold backtraces,
+	// the engine's source paths and the host's.
+	Cause error
 }
 
 func (f *Failure) Error() string { return f.Detail }
+
+// mountFailure says that a granted directory cannot be opened. The
+// reason, which names the directory on the host, goes to the log.
+func mountFailure(guest string, err error) *Failure {
+	return &Failure{Kind: Internal, Detail: fmt.Sprintf("the directory granted at %s cannot be opened (why is for the server's operator)", guest), Cause: err}
+}

@@ -14,7 +14,9 @@ import (
 // FuzzHostFunctions calls log and progress as a hostile guest could, with
 // any level, pointer, length and memory contents: the host must never
 // panic, must accept only what the ABI allows, and must pass on exactly
-// the bytes the guest named.
+// the bytes the guest named. It calls the WASI functions the host
+// implements itself the same way: they must never panic, nor accept
+// arguments outside memory, nor report more events than subscriptions.
 func FuzzHostFunctions(f *testing.F) {
 	ctx := context.Background()
 	rt := wazero.NewRuntime(ctx)
@@ -29,11 +31,17 @@ func FuzzHostFunctions(f *testing.F) {
 		f.Fatal(err)
 	}
 	mem := mod.Memory()
+	// A poll that would wait returns at once: its run has ended.
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	stdio := func(fd uint32) bool { return fd <= 2 }
 
-	f.Add(int32(1), uint32(0), uint32(5), []byte("hello"), 1.0, 10.0)
-	f.Add(int32(9), uint32(65530), uint32(100), []byte{0xff, 0xfe}, -1.0, -1.0)
-	f.Add(int32(0), uint32(0xfffffff0), uint32(0x20), []byte("x"), 0.0, 0.0)
-	f.Fuzz(func(t *testing.T, level int32, ptr, length uint32, content []byte, progress, total float64) {
+	f.Add(int32(1), uint32(0), uint32(5), []byte("hello"), 1.0, 10.0, uint32(512))
+	f.Add(int32(9), uint32(65530), uint32(100), []byte{0xff, 0xfe}, -1.0, -1.0, uint32(0))
+	f.Add(int32(0), uint32(0xfffffff0), uint32(0x20), []byte("x"), 0.0, 0.0, uint32(0xffffffff))
+	f.Add(int32(0), uint32(0), uint32(2), []byte("\x07\x00\x00\x00\x00\x00\x00\x00\x01"), 0.0, 0.0, uint32(64))
+	f.Add(int32(0), uint32(0), uint32(0x10000001), []byte{}, 0.0, 0.0, uint32(256))
+	f.Fuzz(func(t *testing.T, level int32, ptr, length uint32, content []byte, progress, total float64, other uint32) {
 		if len(content) > 1024 {
 			content = content[:1024]
 		}
@@ -64,6 +72,26 @@ func FuzzHostFunctions(f *testing.F) {
 			t.Fatalf("progress accepted but not passed on")
 		} else if code != abi.Ok && len(rec.progress) != 0 {
 			t.Fatalf("progress refused with %d but passed on", code)
+		}
+
+		// fd_write's iovecs at ptr, length of them, the count at other.
+		if table, errno := ioArgs(mem, ptr, length, other); errno == 0 {
+			if length > maxIovecs {
+				t.Fatalf("ioArgs accepted %d iovecs", length)
+			}
+			for i := range int(length) {
+				if _, ok := mem.Read(iovec(table, i)); !ok {
+					t.Fatalf("ioArgs accepted iovec %d outside memory", i)
+				}
+			}
+		}
+		// poll_oneoff's length subscriptions at ptr, events at other, the
+		// count after them.
+		if errno, _ := pollOneoff(ended, mem, stdio, ptr, other, length, other+length*32); errno == 0 {
+			n, ok := mem.ReadUint32Le(other + length*32)
+			if !ok || n > length {
+				t.Fatalf("poll_oneoff of %d subscriptions reported %d events (ok %v)", length, n, ok)
+			}
 		}
 	})
 }

@@ -319,8 +319,25 @@ type ending struct {
 	status   uint32 // its exit status
 	trap     string // why the guest trapped, if it did
 	overflow bool   // the trap was a stack overflow
-	err      error  // anything else: the engine failed, not the guest
+	err      error  // the engine's own words: what failed, if the engine did, or about the trap
 }
+
+// trapReasons are the traps a model is told of by name: WebAssembly's, in
+// the words wazero uses and the wasmtime backend maps its trap codes to,
+// and WASI's refusal of a call's arguments. Any other reason is an
+// engine's own text, which stays in the server's log.
+var trapReasons = map[string]bool{
+	"unreachable": true, "integer divide by zero": true, "integer overflow": true,
+	"invalid conversion to integer": true, "out of bounds memory access": true,
+	"invalid table access": true, "indirect call type mismatch": true,
+	"unaligned atomic": true, "null reference": true, "uncaught exception": true,
+	trapWASIArguments: true,
+}
+
+// trapWASIArguments is how a run ends on wasmtime when a WASI function
+// refuses its arguments, as WASI's legacy rules let it: behind the
+// checks of the wasmtime backend's shadows, for a misaligned pointer.
+const trapWASIArguments = "a WASI call was given an argument it cannot use (a pointer outside the tool's memory, a misaligned pointer, or a value out of range)"
 
 // memoryUse is what a backend knows of an instance's linear memory.
 type memoryUse interface {
@@ -360,12 +377,19 @@ func classify(runCtx context.Context, lim Limits, mem memoryUse, end ending) *Fa
 		if f := memoryFailure(mem, lim); f != nil {
 			return f
 		}
-		return &Failure{Kind: Trap, Detail: "the tool trapped: " + end.trap}
+		if trapReasons[end.trap] {
+			return &Failure{Kind: Trap, Detail: "the tool trapped: " + end.trap, Cause: end.err}
+		}
+		cause := end.err
+		if cause == nil {
+			cause = errors.New(end.trap)
+		}
+		return &Failure{Kind: Trap, Detail: "the tool trapped", Cause: cause}
 	case end.err != nil:
 		if f := memoryFailure(mem, lim); f != nil {
 			return f
 		}
-		return &Failure{Kind: Internal, Detail: "the module could not be run: " + end.err.Error()}
+		return &Failure{Kind: Internal, Detail: "the module could not be run: the engine failed (its error is for the server's operator)", Cause: end.err}
 	}
 	return nil
 }

@@ -62,7 +62,6 @@ import (
 	"runtime"
 	"runtime/cgo"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -81,16 +80,21 @@ const epochTick = 10 * time.Millisecond
 
 // wasmtimeBackend runs modules in wasmtime, through wasmtime-go.
 //
-// Three things wasmtime-go does not offer are added around it:
+// Four things wasmtime-go does not offer are added around it:
 //   - In-memory stdio. The binding can connect stdio only to files. A run
 //     without mounts has no fds but 0 to 2, so fd_read and fd_write are
 //     shadowed by host functions that serve them from the run's buffers,
 //     and a prepared instance can block reading its arguments. A run with
 //     mounts needs WASI's own fd_read and fd_write for its files, so its
-//     stdio goes through the C API's in-memory stdin and custom writers,
-//     which the binding does not wrap; such a run cannot be prepared.
+//     stdin, and any write WASI's own make to stdout or stderr, go through
+//     the C API's in-memory stdin and custom writers, which the binding
+//     does not wrap; such a run cannot be prepared. Its writes to stdout
+//     and stderr are still served from the run's buffers.
 //   - Interruptible sleep. WASI's poll_oneoff sleeps in the host, deaf to
 //     epochs, so it is shadowed by one that wakes when the run ends.
+//   - Arguments checked before any work. WASI's own functions end the run
+//     on arguments they cannot use, and some allocate what they are asked
+//     for first; their shadows check (see wasmtime_wasi.go).
 //   - Stopping one guest. Epoch interruption stops every guest at a shared
 //     deadline; the C API's per-store epoch callback, which the binding
 //     does not wrap either, checks the run's own stop flag at each tick.
@@ -98,6 +102,9 @@ type wasmtimeBackend struct {
 	engine  *wt.Engine
 	shadowd *wt.Linker    // for runs without mounts: stdio shadowed
 	mounted *wt.Linker    // for runs with mounts: WASI's own stdio
+	wasi    *wt.Linker    // WASI's own functions, for passOn and fdOpen
+	through *wt.Module    // see throughModule
+	probe   *wt.Module    // see probeModule
 	stop    chan struct{} // closed to stop the ticker
 	stopped chan struct{} // closed by the ticker as it returns
 }
@@ -131,13 +138,21 @@ func newWasmtime(cfg Config) (backend, error) {
 		}
 	}
 	b := &wasmtimeBackend{engine: wt.NewEngineWithConfig(c), stop: make(chan struct{}), stopped: make(chan struct{})}
-	b.shadowd = wt.NewLinker(b.engine)
-	b.mounted = wt.NewLinker(b.engine)
-	if err := b.define(b.shadowd, true); err != nil {
-		b.engine.Close()
-		return nil, err
+	b.shadowd, b.mounted, b.wasi = wt.NewLinker(b.engine), wt.NewLinker(b.engine), wt.NewLinker(b.engine)
+	err := b.define(b.shadowd, false)
+	if err == nil {
+		err = b.define(b.mounted, true)
 	}
-	if err := b.define(b.mounted, false); err != nil {
+	if err == nil {
+		err = b.wasi.DefineWasi()
+	}
+	if err == nil {
+		b.through, err = throughModule(b.engine)
+	}
+	if err == nil {
+		b.probe, err = probeModule(b.engine)
+	}
+	if err != nil {
 		b.engine.Close()
 		return nil, err
 	}
@@ -159,24 +174,48 @@ func (b *wasmtimeBackend) tick() {
 	}
 }
 
-func (b *wasmtimeBackend) define(l *wt.Linker, shadowStdio bool) error {
+func (b *wasmtimeBackend) define(l *wt.Linker, mounted bool) error {
 	if err := l.DefineWasi(); err != nil {
 		return fmt.Errorf("defining WASI: %w", err)
 	}
 	l.AllowShadowing(true)
+	for _, f := range passedOn {
+		if f.name == "fd_write" || (!mounted && f.name == "fd_read") {
+			continue // served from the run's buffers below
+		}
+		if err := defineChecked(l, f.name, f.args); err != nil {
+			return fmt.Errorf("defining %s.%s: %w", wasiModule, f.name, err)
+		}
+	}
 	type def struct {
 		module, name string
 		f            any
 	}
 	defs := []def{
-		{wasiModule, "poll_oneoff", pollOneoff},
+		{wasiModule, "args_get", argsGet},
+		{wasiModule, "args_sizes_get", argsSizesGet},
+		{wasiModule, "environ_get", environGet},
+		{wasiModule, "environ_sizes_get", environSizesGet},
+		{wasiModule, "fd_write", fdWrite},
+		{wasiModule, "clock_res_get", clockResGet},
+		{wasiModule, "clock_time_get", clockTimeGet},
+		{wasiModule, "path_link", pathLink},
+		{wasiModule, "path_symlink", pathSymlink},
+		{wasiModule, "poll_oneoff", pollOneoffShadow},
+		{wasiModule, "proc_exit", procExit},
+		{wasiModule, "proc_raise", procRaise},
+		{wasiModule, "random_get", randomGet},
+		{wasiModule, "sock_accept", sockAccept},
+		{wasiModule, "sock_recv", sockRecv},
+		{wasiModule, "sock_send", sockSend},
+		{wasiModule, "sock_shutdown", sockShutdown},
 		{abi.HostModule, "log", wtLog},
 		{abi.HostModule, "progress", wtProgress},
 		{abi.HostModule, "http_request", wtHTTPRequest},
 		{abi.HostModule, "http_response", wtHTTPResponse},
 	}
-	if shadowStdio {
-		defs = append(defs, def{wasiModule, "fd_read", fdRead}, def{wasiModule, "fd_write", fdWrite})
+	if !mounted {
+		defs = append(defs, def{wasiModule, "fd_read", fdRead})
 	}
 	for _, d := range defs {
 		if err := l.FuncWrap(d.module, d.name, d.f); err != nil {
@@ -192,6 +231,9 @@ func (b *wasmtimeBackend) close(context.Context) error {
 	<-b.stopped
 	b.shadowd.Close()
 	b.mounted.Close()
+	b.wasi.Close()
+	b.through.Close()
+	b.probe.Close()
 	b.engine.Close()
 	return nil
 }
@@ -215,10 +257,19 @@ func (p *wasmtimeProgram) close(context.Context) error {
 }
 
 // wtRun is a store's data: what the shadowed and wasmcp host functions
-// need of their run.
+// need of their run, and what they learn of how it ended.
 type wtRun struct {
-	in    *instance
-	stdin io.Reader
+	b         *wasmtimeBackend
+	in        *instance
+	stdin     io.Reader
+	args, env []string // as args_get and environ_get give them
+	mounted   bool     // WASI's own serve descriptors but stdout and stderr
+	exited    bool     // the guest called proc_exit
+	status    uint32
+
+	through map[string]*wt.Func // for passOn, made at its first call
+	probe   *wt.Func            // for fdOpen, made at its first call
+	wasiErr error               // how WASI failed a call passed on
 }
 
 // wtMemory is what wasmtime knows of an instance's memory: its size at
@@ -241,13 +292,11 @@ func (p *wasmtimeProgram) prepares(r Run) bool { return len(r.Mounts) == 0 }
 func (p *wasmtimeProgram) start(in *instance, r Run, stdin io.Reader) *Failure {
 	mem := &wtMemory{limit: uint64(r.Limits.Memory)}
 	in.mem = mem
-	wasi := wt.NewWasiConfig()
-	wasi.SetArgv(r.Args)
-	keys, values := make([]string, 0, len(r.Env)), make([]string, 0, len(r.Env))
+	run := &wtRun{b: p.b, in: in, stdin: stdin, args: r.Args, mounted: len(r.Mounts) > 0}
 	for k, v := range r.Env {
-		keys, values = append(keys, k), append(values, v)
+		run.env = append(run.env, k+"="+v)
 	}
-	wasi.SetEnv(keys, values)
+	wasi := wt.NewWasiConfig()
 	for _, m := range r.Mounts {
 		dirPerms, filePerms := wt.DIR_READ, wt.FILE_READ
 		if m.Write {
@@ -255,7 +304,7 @@ func (p *wasmtimeProgram) start(in *instance, r Run, stdin io.Reader) *Failure {
 		}
 		if err := wasi.PreopenDir(m.Host, m.Guest, dirPerms, filePerms); err != nil {
 			wasi.Close()
-			return &Failure{Kind: Internal, Detail: fmt.Sprintf("the directory granted at %s cannot be opened: %v", m.Guest, err)}
+			return mountFailure(m.Guest, err)
 		}
 	}
 
@@ -267,7 +316,7 @@ func (p *wasmtimeProgram) start(in *instance, r Run, stdin io.Reader) *Failure {
 		data, err := io.ReadAll(stdin)
 		if err != nil {
 			wasi.Close()
-			return &Failure{Kind: Internal, Detail: "reading the arguments: " + err.Error()}
+			return &Failure{Kind: Internal, Detail: "the module could not be run: its arguments could not be read", Cause: err}
 		}
 		handles = []cgo.Handle{cgo.NewHandle(in.stdout), cgo.NewHandle(in.stderr)}
 		var first *C.char
@@ -283,7 +332,7 @@ func (p *wasmtimeProgram) start(in *instance, r Run, stdin io.Reader) *Failure {
 		var stop atomic.Int32
 		var pin runtime.Pinner
 		pin.Pin(&stop)
-		store := wt.NewStoreWithData(p.b.engine, &wtRun{in: in, stdin: stdin})
+		store := wt.NewStoreWithData(p.b.engine, run)
 		teardown := func() {
 			store.Close()
 			pin.Unpin()
@@ -310,7 +359,7 @@ func (p *wasmtimeProgram) start(in *instance, r Run, stdin io.Reader) *Failure {
 
 		inst, err := linker.Instantiate(store, p.module)
 		if err != nil {
-			return finish(wasmtimeEnding(err))
+			return finish(run.ending(wasmtimeEnding(err)))
 		}
 		if m := inst.GetExport(store, "memory"); m != nil && m.Memory() != nil {
 			defer func() { mem.size = uint64(m.Memory().DataSize(store)) }()
@@ -320,9 +369,33 @@ func (p *wasmtimeProgram) start(in *instance, r Run, stdin io.Reader) *Failure {
 			return finish(ending{err: errors.New(`the module exports no "_start" function`)})
 		}
 		_, err = start.Call(store)
-		return finish(wasmtimeEnding(err))
+		return finish(run.ending(guestEnding(err)))
 	})
 	return nil
+}
+
+// ending is how the run ended: by the guest's proc_exit, or a call passed
+// on to WASI, whose traps say nothing, or as end says.
+func (r *wtRun) ending(end ending) ending {
+	switch {
+	case r.exited:
+		return ending{exited: true, status: r.status}
+	case r.wasiErr != nil:
+		return guestEnding(r.wasiErr)
+	}
+	return end
+}
+
+// guestEnding is wasmtimeEnding for what the guest's _start, or a call it
+// made to WASI's own functions, returned. An error there that is neither a
+// trap nor an exit is WASI's refusal of a call's arguments, which ends the
+// run: behind the shadows' checks, a misaligned pointer.
+func guestEnding(err error) ending {
+	end := wasmtimeEnding(err)
+	if end.err != nil {
+		return ending{trap: trapWASIArguments, err: err}
+	}
+	return end
 }
 
 // wasmtimeEnding reads how a run ended from wasmtime's error, in the words
@@ -343,8 +416,7 @@ func wasmtimeEnding(err error) ending {
 	}
 	code := trap.Code()
 	if code == nil {
-		first, _, _ := strings.Cut(trap.Message(), "\n")
-		return ending{trap: first}
+		return ending{trap: trap.Message(), err: trap}
 	}
 	switch *code {
 	case wt.StackOverflow:
@@ -366,24 +438,32 @@ func wasmtimeEnding(err error) ending {
 	case wt.UnreachableCodeReached:
 		return ending{trap: "unreachable"}
 	}
-	first, _, _ := strings.Cut(trap.Message(), "\n")
-	return ending{trap: first}
+	return ending{trap: trap.Message(), err: trap}
 }
 
-// errStopped is the trap a shadow returns when its run has ended: the
-// run's context holds the reason.
+// errStopped is the trap a shadow returns to end its run: the run's
+// context, or the run itself (exited, wasiErr), holds the reason.
 func errStopped() *wt.Trap { return wt.NewTrap("wasmcp: the run was stopped") }
 
 func runOf(c *wt.Caller) *wtRun { return c.Data().(*wtRun) }
 
-// callerMemory is the calling instance's memory, or nil if it exports
+// callerBytes is the calling instance's memory, or nil if it exports
 // none.
-func callerMemory(c *wt.Caller) guestMemory {
+func callerBytes(c *wt.Caller) byteMemory {
 	ext := c.GetExport("memory")
 	if ext == nil || ext.Memory() == nil {
 		return nil
 	}
 	return byteMemory(ext.Memory().UnsafeData(c))
+}
+
+// callerMemory is callerBytes for the shared host functions, which take a
+// missing memory as nil.
+func callerMemory(c *wt.Caller) guestMemory {
+	if mem := callerBytes(c); mem != nil {
+		return mem
+	}
+	return nil
 }
 
 // byteMemory is a view of guest memory, valid during one host call (the
@@ -419,61 +499,32 @@ func (m byteMemory) WriteUint32Le(offset, v uint32) bool {
 	return ok
 }
 
-// WASI errno values the shadows return.
-const (
-	errnoBadf   = 8
-	errnoFault  = 21
-	errnoInval  = 28
-	errnoNotsup = 58
-)
-
-// iovecs reads a WASI iovec array: the guest buffers it names.
-func iovecs(mem byteMemory, iovs, n int32) ([][]byte, int32) {
-	if n < 0 || n > 1024 {
-		return nil, errnoInval
+func (m byteMemory) WriteUint64Le(offset uint32, v uint64) bool {
+	dst, ok := m.span(offset, 8)
+	if ok {
+		binary.LittleEndian.PutUint64(dst, v)
 	}
-	table, ok := mem.span(uint32(iovs), uint32(n)*8)
-	if !ok {
-		return nil, errnoFault
-	}
-	bufs := make([][]byte, n)
-	for i := range bufs {
-		ptr := binary.LittleEndian.Uint32(table[8*i:])
-		size := binary.LittleEndian.Uint32(table[8*i+4:])
-		if bufs[i], ok = mem.span(ptr, size); !ok {
-			return nil, errnoFault
-		}
-	}
-	return bufs, 0
-}
-
-// ioArgs checks fd_read's and fd_write's arguments: the buffers and where
-// the count goes.
-func ioArgs(c *wt.Caller, iovs, n, countPtr int32) (byteMemory, [][]byte, int32) {
-	mem, _ := callerMemory(c).(byteMemory)
-	if _, ok := mem.span(uint32(countPtr), 4); !ok {
-		return nil, nil, errnoFault
-	}
-	bufs, errno := iovecs(mem, iovs, n)
-	return mem, bufs, errno
+	return ok
 }
 
 // fdRead is WASI's fd_read for a run without mounts, whose only fds are
 // stdio.
 func fdRead(c *wt.Caller, fd, iovs, n, nreadPtr int32) (int32, *wt.Trap) {
-	if fd != 0 {
+	mem := callerBytes(c)
+	table, errno := ioArgs(mem, uint32(iovs), uint32(n), uint32(nreadPtr))
+	switch {
+	case errno != 0:
+		return int32(errno), nil
+	case fd != 0:
 		return errnoBadf, nil
 	}
 	run := runOf(c)
 	if run.in.ctx.Err() != nil {
 		return 0, errStopped()
 	}
-	mem, bufs, errno := ioArgs(c, iovs, n, nreadPtr)
-	if errno != 0 {
-		return errno, nil
-	}
 	total := 0
-	for _, buf := range bufs {
+	for i := range int(n) {
+		buf, _ := mem.span(iovec(table, i))
 		got, err := io.ReadFull(run.stdin, buf)
 		total += got
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
@@ -489,24 +540,31 @@ func fdRead(c *wt.Caller, fd, iovs, n, nreadPtr int32) (int32, *wt.Trap) {
 	return 0, nil
 }
 
-// fdWrite is WASI's fd_write for a run without mounts, whose only fds
-// are stdio.
+// fdWrite is WASI's fd_write. stdout and stderr are the run's buffers,
+// even in a run with mounts, where passing each write on to WASI's own
+// and its writers would cost several times as much; any other descriptor
+// is WASI's own, in a run with mounts, or not open.
 func fdWrite(c *wt.Caller, fd, iovs, n, nwrittenPtr int32) (int32, *wt.Trap) {
+	mem := callerBytes(c)
+	table, errno := ioArgs(mem, uint32(iovs), uint32(n), uint32(nwrittenPtr))
+	if errno != 0 {
+		return int32(errno), nil
+	}
+	run := runOf(c)
 	var out *cappedBuffer
-	switch fd {
-	case 1:
-		out = runOf(c).in.stdout
-	case 2:
-		out = runOf(c).in.stderr
+	switch {
+	case fd == 1:
+		out = run.in.stdout
+	case fd == 2:
+		out = run.in.stderr
+	case run.mounted:
+		return run.passOn(c, "fd_write", fd, iovs, n, nwrittenPtr)
 	default:
 		return errnoBadf, nil
 	}
-	mem, bufs, errno := ioArgs(c, iovs, n, nwrittenPtr)
-	if errno != 0 {
-		return errno, nil
-	}
 	total := 0
-	for _, buf := range bufs {
+	for i := range int(n) {
+		buf, _ := mem.span(iovec(table, i))
 		w, err := out.Write(buf)
 		total += w
 		if err != nil {
@@ -516,81 +574,6 @@ func fdWrite(c *wt.Caller, fd, iovs, n, nwrittenPtr int32) (int32, *wt.Trap) {
 		}
 	}
 	mem.WriteUint32Le(uint32(nwrittenPtr), uint32(total))
-	return 0, nil
-}
-
-// pollOneoff is WASI's poll_oneoff: fd subscriptions are ready at once
-// (stdio never blocks a poll here), and clock subscriptions sleep in real
-// time until the earliest is due or the run ends.
-func pollOneoff(c *wt.Caller, in, out, nsubs, neventsPtr int32) (int32, *wt.Trap) {
-	const subSize, eventSize = 48, 32
-	if nsubs <= 0 {
-		return errnoInval, nil
-	}
-	if nsubs > 4096 {
-		return errnoFault, nil
-	}
-	mem, _ := callerMemory(c).(byteMemory)
-	subs, ok1 := mem.span(uint32(in), uint32(nsubs)*subSize)
-	events, ok2 := mem.span(uint32(out), uint32(nsubs)*eventSize)
-	_, ok3 := mem.span(uint32(neventsPtr), 4)
-	if !ok1 || !ok2 || !ok3 {
-		return errnoFault, nil
-	}
-	type clock struct {
-		userdata []byte
-		wait     time.Duration
-	}
-	var clocks []clock
-	ready := 0
-	event := func(userdata []byte, errno uint16, tag byte) {
-		e := events[ready*eventSize : (ready+1)*eventSize]
-		clear(e)
-		copy(e, userdata)
-		binary.LittleEndian.PutUint16(e[8:], errno)
-		e[10] = tag
-		ready++
-	}
-	for i := range int(nsubs) {
-		s := subs[i*subSize : (i+1)*subSize]
-		switch tag := s[8]; tag {
-		case 0: // clock
-			id, timeout := binary.LittleEndian.Uint32(s[16:]), binary.LittleEndian.Uint64(s[24:])
-			wait := time.Duration(min(timeout, 1<<62))
-			if binary.LittleEndian.Uint16(s[40:])&1 != 0 { // absolute
-				if id != 0 {
-					// Only the realtime clock's origin is known here.
-					event(s[:8], errnoNotsup, tag)
-					continue
-				}
-				wait = time.Until(time.Unix(0, int64(min(timeout, 1<<62))))
-			}
-			clocks = append(clocks, clock{s[:8], max(wait, 0)})
-		case 1, 2: // fd_read, fd_write
-			event(s[:8], 0, tag)
-		default:
-			event(s[:8], errnoInval, tag)
-		}
-	}
-	if ready == 0 && len(clocks) > 0 {
-		soonest := clocks[0].wait
-		for _, c := range clocks[1:] {
-			soonest = min(soonest, c.wait)
-		}
-		t := time.NewTimer(soonest)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-runOf(c).in.ctx.Done():
-			return 0, errStopped()
-		}
-		for _, c := range clocks {
-			if c.wait <= soonest {
-				event(c.userdata, 0, 0)
-			}
-		}
-	}
-	mem.WriteUint32Le(uint32(neventsPtr), uint32(ready))
 	return 0, nil
 }
 

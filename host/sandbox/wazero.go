@@ -8,7 +8,6 @@ import (
 	"io"
 	"runtime"
 	"strings"
-	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -41,7 +40,7 @@ func newWazero(ctx context.Context, cfg Config) (*wazeroBackend, error) {
 		rc = rc.WithCompilationCache(c)
 	}
 	rt := wazero.NewRuntimeWithConfig(ctx, rc)
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+	if err := instantiateWASI(ctx, rt); err != nil {
 		rt.Close(ctx)
 		return nil, fmt.Errorf("instantiating WASI: %w", err)
 	}
@@ -94,7 +93,6 @@ func (p *wazeroProgram) start(in *instance, r Run, stdin io.Reader) *Failure {
 		WithStderr(in.stderr).
 		WithSysWalltime().
 		WithSysNanotime().
-		WithNanosleep(sleeper(runCtx)).
 		WithRandSource(rand.Reader).
 		WithStartFunctions("_start")
 	for k, v := range r.Env {
@@ -109,7 +107,7 @@ func (p *wazeroProgram) start(in *instance, r Run, stdin io.Reader) *Failure {
 				for _, r := range roots {
 					r.root.Close()
 				}
-				return &Failure{Kind: Internal, Detail: fmt.Sprintf("the directory granted at %s cannot be opened: %v", m.Guest, err)}
+				return mountFailure(m.Guest, err)
 			}
 			roots = append(roots, cfs)
 			fsc = fsc.WithSysFSMount(cfs, m.Guest).(sysfs.FSConfig)
@@ -154,19 +152,6 @@ func wazeroEnding(err error) ending {
 	return ending{err: err}
 }
 
-// sleeper is WASI's nanosleep for one run: real time, cut short when the
-// run ends, so a sleeping guest cannot outlive its time limit.
-func sleeper(ctx context.Context) sys.Nanosleep {
-	return func(ns int64) {
-		t := time.NewTimer(time.Duration(ns))
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-		}
-	}
-}
-
 // meter backs one instance's linear memory and enforces its limit. It sees
 // every grow request, so unlike the runtime-wide page limit (which fails a
 // grow silently) it can tell that the limit, not the guest, ended a run.
@@ -205,6 +190,77 @@ func (m *meter) Reallocate(size uint64) []byte {
 
 // Free implements experimental.LinearMemory.
 func (m *meter) Free() { m.buf = nil }
+
+// instantiateWASI defines WASI preview 1 in the runtime: wazero's own
+// functions, but for those whose arguments both engines check alike.
+// poll_oneoff is shared (see pollOneoff), and the four that take iovecs
+// check them with ioArgs before wazero's own serve them.
+func instantiateWASI(ctx context.Context, rt wazero.Runtime) error {
+	stock, err := stockWASI(ctx, rt)
+	if err != nil {
+		return err
+	}
+	b := rt.NewHostModuleBuilder(wasiModule)
+	wasi_snapshot_preview1.NewFunctionExporter().ExportFunctions(b)
+	i32, i64 := api.ValueTypeI32, api.ValueTypeI64
+	define := func(name string, f api.GoModuleFunc, params ...api.ValueType) {
+		b.NewFunctionBuilder().WithGoModuleFunction(f, params, []api.ValueType{i32}).Export(name)
+	}
+	advise := stock["fd_advise"]
+	define("poll_oneoff", func(ctx context.Context, m api.Module, stack []uint64) {
+		// wazero keeps its descriptor table to itself, but its fd_advise,
+		// with the advice "normal" for no bytes, answers EBADF exactly
+		// when a descriptor is not open, and otherwise does nothing.
+		open := func(fd uint32) bool {
+			probe := []uint64{uint64(fd), 0, 0, 0}
+			advise.Call(ctx, m, probe)
+			return probe[0] != errnoBadf
+		}
+		// A run that ends meanwhile is stopped by wazero on return.
+		errno, _ := pollOneoff(ctx, memoryOf(m), open, api.DecodeU32(stack[0]), api.DecodeU32(stack[1]), api.DecodeU32(stack[2]), api.DecodeU32(stack[3]))
+		stack[0] = uint64(errno)
+	}, i32, i32, i32, i32)
+	for _, name := range []string{"fd_read", "fd_write"} {
+		define(name, checkIO(stock[name], 3), i32, i32, i32, i32)
+	}
+	for _, name := range []string{"fd_pread", "fd_pwrite"} {
+		define(name, checkIO(stock[name], 4), i32, i32, i32, i64, i32)
+	}
+	_, err = b.Instantiate(ctx)
+	return err
+}
+
+// stockWASI is wazero's own WASI functions that instantiateWASI wraps or
+// calls.
+func stockWASI(ctx context.Context, rt wazero.Runtime) (map[string]api.GoModuleFunction, error) {
+	cm, err := wasi_snapshot_preview1.NewBuilder(rt).Compile(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cm.Close(ctx)
+	funcs := map[string]api.GoModuleFunction{}
+	for _, name := range []string{"fd_advise", "fd_read", "fd_write", "fd_pread", "fd_pwrite"} {
+		f, ok := cm.ExportedFunctions()[name].GoFunction().(api.GoModuleFunction)
+		if !ok {
+			return nil, fmt.Errorf("wazero's %s is not a Go function", name)
+		}
+		funcs[name] = f
+	}
+	return funcs, nil
+}
+
+// checkIO is one of wazero's functions that take iovecs, behind ioArgs's
+// checks. Its parameters are a descriptor, the iovecs and their count,
+// and at countAt where the byte count goes.
+func checkIO(stock api.GoModuleFunction, countAt int) api.GoModuleFunc {
+	return func(ctx context.Context, m api.Module, stack []uint64) {
+		if _, errno := ioArgs(memoryOf(m), api.DecodeU32(stack[1]), api.DecodeU32(stack[2]), api.DecodeU32(stack[countAt])); errno != 0 {
+			stack[0] = uint64(errno)
+			return
+		}
+		stock.Call(ctx, m, stack)
+	}
+}
 
 // instantiateHostModule defines the wasmcp host module in the runtime.
 func instantiateHostModule(ctx context.Context, rt wazero.Runtime) error {
