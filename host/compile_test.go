@@ -3,14 +3,19 @@ package host
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/host/catalog"
+	"github.com/wasmcp/wasmcp/host/policy"
 	"github.com/wasmcp/wasmcp/host/sandbox"
 	"github.com/wasmcp/wasmcp/internal/wattest"
 )
@@ -104,4 +109,59 @@ func openFIFO(t *testing.T, path string) *os.File {
 	}
 	t.Cleanup(func() { f.Close() })
 	return f
+}
+
+// What an engine says of a failure it cannot explain goes to the debug
+// log, and the model gets a sentence of the server's: here, a granted
+// directory that is gone by the time the call runs.
+func TestEngineCausesGoToTheDebugLog(t *testing.T) {
+	dir := t.TempDir()
+	path := wattest.Write(t, dir, "echo", "echo")
+	m := manifest(tool("echo", "", anyObject, ""))
+	m.Permissions = &abi.Permissions{Dirs: []abi.DirRequest{{Guest: "/data"}}}
+	data, _ := json.Marshal(m)
+	if err := os.WriteFile(filepath.Join(dir, "echo"+abi.SidecarSuffix), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wasm, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := filepath.Join(t.TempDir(), "gone")
+	policyFile := filepath.Join(t.TempDir(), "policy.yaml")
+	src := fmt.Sprintf("modules:\n  echo:\n    sha256: %x\n    dirs:\n      /data: {host: %s}\n", sha256.Sum256(wasm), gone)
+	if err := os.WriteFile(policyFile, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pol, err := policy.Load(policyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine, err := sandbox.NewEngine(context.Background(), sandbox.Config{Engine: os.Getenv("WASMCP_ENGINE")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { engine.Close(context.Background()) })
+	cat, err := catalog.Load(dir, catalog.Options{Engine: engine, Ceilings: ceilings})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder()
+	h := New(engine, cat, Options{Policy: pol, Logger: slog.New(rec)})
+	t.Cleanup(h.Close)
+	res, err := h.Call(context.Background(), "echo", json.RawMessage(`{}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := text(t, res); !res.IsError || strings.Contains(got, gone) || !strings.Contains(got, "/data cannot be opened") {
+		t.Fatalf("result %q (isError %v); want the mount named by its guest path only", got, res.IsError)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for _, r := range rec.records {
+		if r.msg == "run failed" && r.attrs["cause"] != "" {
+			return
+		}
+	}
+	t.Fatalf("no debug line with the engine's cause; log: %+v", rec.records)
 }

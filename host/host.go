@@ -312,6 +312,10 @@ func (h *Host) call(ctx context.Context, t *catalog.Tool, args json.RawMessage, 
 		h.log.Warn("permission denied", "tool", t.Spec.Name, "denied", run.Denials)
 	}
 	if run.Failure != nil {
+		if run.Failure.Cause != nil {
+			// What the engine said is for the operator, never the model.
+			h.log.Debug("run failed", "tool", t.Spec.Name, "kind", run.Failure.Kind, "cause", run.Failure.Cause)
+		}
 		return denied(errorResult(failureText(t.Spec.Name, run)), perm.Missing, run.Denials), outcome{kind: string(run.Failure.Kind), peak: run.PeakMemory, queued: queued}
 	}
 	res, err := Result(t, run.Stdout)
