@@ -264,10 +264,34 @@ func (r *reader) misc() error {
 	return fmt.Errorf("unknown instruction 0xfc %d", sub)
 }
 
+// simdOpcode reads the opcode after the 0xfd prefix. The format makes it
+// a LEB128 integer, but wazero reads one byte. The two agree on every
+// minimal encoding of an opcode of WebAssembly 2.0: a single byte, or for
+// 0x80 to 0xff a byte and then 0x01, which wazero takes for a nop (these
+// opcodes have no immediates). Any other encoding is refused, so that no
+// module can be read one way here and another by the engine.
+func (r *reader) simdOpcode() (uint32, error) {
+	b, err := r.byte()
+	if err != nil || b < 0x80 {
+		return uint32(b), err
+	}
+	next, err := r.byte()
+	if err != nil {
+		return 0, err
+	}
+	if next != 0x01 {
+		return 0, fmt.Errorf("instruction 0xfd with opcode bytes %#02x %#02x: %w", b, next, errSIMDEncoding)
+	}
+	return uint32(b), nil
+}
+
+// errSIMDEncoding is a SIMD opcode the engines would not read alike.
+var errSIMDEncoding = errors.New("not the minimal encoding of a WebAssembly 2.0 SIMD opcode")
+
 // simd reads an instruction with the 0xfd prefix: the fixed-width SIMD of
 // WebAssembly 2.0. Relaxed SIMD (0x100 and up) is not supported.
 func (r *reader) simd() error {
-	sub, err := r.u32()
+	sub, err := r.simdOpcode()
 	if err != nil {
 		return err
 	}
@@ -314,7 +338,7 @@ func (r *reader) constExpr() error {
 			_, err = r.byte()
 		case 0xfd:
 			var sub uint32
-			if sub, err = r.u32(); err == nil {
+			if sub, err = r.simdOpcode(); err == nil {
 				if sub != 0x0c {
 					return fmt.Errorf("instruction 0xfd %d is not allowed in a constant expression", sub)
 				}

@@ -102,7 +102,11 @@ func TestParseRefusesLaterProposals(t *testing.T) {
 		{"exceptions", "\x06\x40\x0b", "exception handling"},
 		{"garbage collection", "\xfb\x00", "garbage collection"},
 		{"function references", "\xd4", "function references"},
-		{"relaxed SIMD", "\xfd\x80\x02", "relaxed SIMD"},
+		{"relaxed SIMD", "\xfd\x80\x02", "not the minimal encoding"},
+		// A padded opcode, which wazero would read as 0x80 and then an
+		// unreachable: refused, so that wazero and wasmbin read alike.
+		{"padded SIMD opcode", "\x00\xfd\x80\x00\x02\x40", "not the minimal encoding"},
+		{"padded v128.const", "\xfd\x8c\x00" + strings.Repeat("\x00", 16) + "\x1a", "not the minimal encoding"},
 		{"unassigned opcode", "\xc5", "unknown instruction 0xc5"},
 		{"unknown 0xfc instruction", "\xfc\x12", "unknown instruction 0xfc 18"},
 		{"multi-memory load", "\x41\x00\x28\x40\x01\x00\x1a", "multi-memory"},
@@ -257,10 +261,13 @@ func FuzzParseBodies(f *testing.F) {
 		cm, werr := rt.CompileModule(ctx, wasm)
 		if werr == nil {
 			cm.Close(ctx)
-			if perr != nil {
+			// wazero reads a SIMD opcode as one byte; Parse refuses any
+			// encoding of one on which that reading and the format's
+			// disagree.
+			if perr != nil && !errors.Is(perr, errSIMDEncoding) {
 				t.Fatalf("wazero compiles the body but Parse refuses it: %v\nbody % x", perr, code)
 			}
-			if m.Shape.MaxNesting < 1 {
+			if perr == nil && m.Shape.MaxNesting < 1 {
 				t.Fatalf("shape %+v", m.Shape)
 			}
 		}
