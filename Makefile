@@ -14,7 +14,7 @@ ADDR    ?= 127.0.0.1:8080
 # exceeded" as time runs out (go.dev/issue/75804, fixed in Go 1.27).
 # `make fuzz FUZZTIME=5m` runs each for a set time instead.
 FUZZTIME ?=
-FUZZ := abi:FuzzParseManifest:400000 internal/wasmbin:FuzzParse:300000 \
+FUZZ := abi:FuzzParseManifest:400000 internal/wasmbin:FuzzParse:300000 internal/wasmbin:FuzzParseBodies:60000 \
         mcpserver/internal/guard:FuzzInspect:250000 mcpserver/internal/guard:FuzzScan:500000 \
         host/schema:FuzzCompile:120000 host/sandbox:FuzzHostFunctions:200000
 

@@ -256,6 +256,17 @@ func (h *Host) call(ctx context.Context, t *catalog.Tool, args json.RawMessage, 
 		return errorResult(violationText("invalid arguments for "+t.Spec.Name, violations)), outcome{kind: observe.InvalidArguments}
 	}
 
+	// A module still compiling is waited for before a run slot is taken:
+	// compiling has bounds and a concurrency of its own, and must not
+	// keep other tools from running.
+	prog, err := t.Module.Compiled(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return errorResult("the call was cancelled by the client"), outcome{kind: string(sandbox.Cancelled)}
+		}
+		return errorResult(fmt.Sprintf("%s cannot run: module %s failed to compile: %v", t.Spec.Name, t.Module.Stem, err)), outcome{kind: observe.CompileFailed}
+	}
+
 	queueStart := time.Now()
 	release, err := h.acquire(ctx)
 	queued := time.Since(queueStart)
@@ -274,13 +285,6 @@ func (h *Host) call(ctx context.Context, t *catalog.Tool, args json.RawMessage, 
 		go func() { next(); release() }()
 	}()
 
-	prog, err := t.Module.Compiled(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			return errorResult("the call was cancelled by the client"), outcome{kind: string(sandbox.Cancelled), queued: queued}
-		}
-		return errorResult(fmt.Sprintf("%s cannot run: module %s failed to compile: %v", t.Spec.Name, t.Module.Stem, err)), outcome{kind: observe.CompileFailed, queued: queued}
-	}
 	r, perm := h.runFor(t)
 	if len(perm.Missing) > 0 {
 		h.log.Warn("permissions not granted", "tool", t.Spec.Name, "missing", perm.Missing)
@@ -308,6 +312,10 @@ func (h *Host) call(ctx context.Context, t *catalog.Tool, args json.RawMessage, 
 		h.log.Warn("permission denied", "tool", t.Spec.Name, "denied", run.Denials)
 	}
 	if run.Failure != nil {
+		if run.Failure.Cause != nil {
+			// What the engine said is for the operator, never the model.
+			h.log.Debug("run failed", "tool", t.Spec.Name, "kind", run.Failure.Kind, "cause", run.Failure.Cause)
+		}
 		return denied(errorResult(failureText(t.Spec.Name, run)), perm.Missing, run.Denials), outcome{kind: string(run.Failure.Kind), peak: run.PeakMemory, queued: queued}
 	}
 	res, err := Result(t, run.Stdout)

@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/wasmcp/wasmcp/host/sandbox"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -47,7 +49,14 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
+// workerCommand runs a compile worker (sandbox.RunWorker). It is the
+// server's own, not the user's, and so is left out of the usage.
+const workerCommand = "compile-worker"
+
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == workerCommand {
+		return sandbox.RunWorker(args[1:], stdin, stderr)
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stderr)
 		if len(args) == 0 {

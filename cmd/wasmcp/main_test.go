@@ -16,6 +16,16 @@ import (
 	"github.com/wasmcp/wasmcp/internal/wattest"
 )
 
+// TestMain lets the test binary be the compile worker that the commands
+// under test start: they find their worker as their own executable, which
+// here is this binary.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == workerCommand {
+		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
 // hangGuard bounds one command's run. It guards against hanging and is
 // never a performance figure.
 const hangGuard = 60 * time.Second

@@ -34,6 +34,8 @@ type hostFlags struct {
 	policyFile   string
 	prewarm      int
 	engine       string
+	compile      sandbox.CompileLimits
+	compileMem   abi.Size
 }
 
 func (f *hostFlags) register(fs *flag.FlagSet) {
@@ -41,7 +43,7 @@ func (f *hostFlags) register(fs *flag.FlagSet) {
 	f.output = 1 << 20
 	fs.StringVar(&f.tools, "tools", "tools", "`directory` of .wasm tool modules")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "ceiling on one call's run time; a manifest may ask for less")
-	fs.Var(&f.memory, "memory", "ceiling on one call's linear memory (e.g. 64MiB); a manifest may ask for less")
+	fs.Var(&f.memory, "memory", "ceiling on one call's memory: linear memory, tables and globals (e.g. 64MiB); a manifest may ask for less")
 	fs.Var(&f.output, "output", "ceiling on one call's stdout, and separately its stderr (e.g. 1MiB)")
 	fs.IntVar(&f.concurrency, "concurrency", host.DefaultConcurrency(), "calls that may run at once")
 	fs.DurationVar(&f.queueTimeout, "queue-timeout", 5*time.Second, "how long a call waits for a free slot before it is answered busy")
@@ -52,6 +54,11 @@ func (f *hostFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.logArguments, "log-arguments", false, "add each call's arguments to its log line (they may hold private data)")
 	fs.IntVar(&f.prewarm, "prewarm", 8, "instances to keep started ahead of their calls: at start for the tools of the largest modules, then one per recently called tool (0: none); each call still gets a fresh one")
 	fs.StringVar(&f.policyFile, "policy", "", "YAML `file` granting tools files, environment, network and secrets (none: tools get none)")
+	d := sandbox.DefaultCompileLimits()
+	f.compileMem = abi.Size(d.Memory)
+	fs.DurationVar(&f.compile.Timeout, "compile-timeout", d.Timeout, "longest one module may take to compile; a module that takes longer is refused")
+	fs.Var(&f.compileMem, "compile-memory", fmt.Sprintf("memory compiling one module may use, plus %d bytes for every byte of the module; a module that needs more is refused", sandbox.MemoryPerByte))
+	fs.IntVar(&f.compile.Concurrency, "compile-concurrency", d.Concurrency, "modules that may compile at once (compiling never takes a call's run slot)")
 	addConfigFlag(fs)
 }
 
@@ -81,8 +88,27 @@ func (f *hostFlags) check() error {
 		return fmt.Errorf("--concurrency must be at least 1")
 	case f.queueTimeout < 0:
 		return fmt.Errorf("--queue-timeout must not be negative")
+	case f.compile.Timeout <= 0 || f.compileMem < 1<<20 || f.compile.Concurrency < 1:
+		return fmt.Errorf("--compile-timeout must be positive, --compile-memory at least 1MiB and --compile-concurrency at least 1")
 	}
 	return nil
+}
+
+// engineConfig is the engine the flags ask for. Modules compile in worker
+// processes of this binary (the compile-worker command), which is what
+// bounds a compilation's memory; a binary that cannot find itself
+// compiles in process, and says so.
+func (f *hostFlags) engineConfig(log *slog.Logger) sandbox.Config {
+	lim := f.compile
+	lim.Memory = int64(f.compileMem)
+	cfg := sandbox.Config{Engine: f.engine, CacheDir: f.cacheDir, Compile: lim}
+	exe, err := os.Executable()
+	if err != nil {
+		log.Warn("compiling in process: the compile worker cannot be started, so --compile-memory does not hold", "reason", err)
+		return cfg
+	}
+	cfg.Worker = &sandbox.Worker{Path: exe, Args: []string{workerCommand}}
+	return cfg
 }
 
 // logger builds the server's logger. Logs always go to stderr: in stdio
@@ -114,7 +140,14 @@ type loaded struct {
 
 func (l *loaded) close() {
 	l.host.Close()
-	l.engine.Close(context.Background())
+	// Compilations are stopped first (their workers killed); what an
+	// engine cannot stop is not waited for long, as the process is
+	// exiting.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := l.engine.Close(ctx); err != nil {
+		l.log.Warn("exiting with a compilation still running", "error", err)
+	}
 }
 
 // load reads the tool directory. obs, if not nil, is told about calls,
@@ -130,7 +163,7 @@ func (f *hostFlags) load(ctx context.Context, stderr io.Writer, obs observe.Obse
 	if obs == nil {
 		obs = observe.Nop{}
 	}
-	engine, err := sandbox.NewEngine(ctx, sandbox.Config{Engine: f.engine, CacheDir: f.cacheDir})
+	engine, err := sandbox.NewEngine(ctx, f.engineConfig(log))
 	if err != nil {
 		return nil, err
 	}

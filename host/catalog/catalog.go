@@ -6,6 +6,7 @@ package catalog
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -16,6 +17,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -58,6 +60,7 @@ type Module struct {
 	key      string
 	tools    []*Tool
 	observer observe.Observer
+	log      *slog.Logger
 
 	wasm    []byte
 	engine  *sandbox.Engine
@@ -133,10 +136,16 @@ func (m *Module) Compiled(ctx context.Context) (*sandbox.Compiled, error) {
 	m.once.Do(func() {
 		go func() {
 			defer close(m.done)
+			m.log.Debug("compiling module", "file", m.Path, "size", m.Size)
 			start := time.Now()
+			// The compilation is the module's, shared by every call that
+			// waits for it: no one caller's context may end it. The engine
+			// bounds it.
 			m.program, m.err = m.engine.Compile(context.Background(), m.wasm)
-			m.observer.Compiled(m.Path, time.Since(start), m.err)
+			d := time.Since(start)
+			m.observer.Compiled(m.Path, d, m.err)
 			if m.err == nil {
+				m.log.Debug("module compiled", "file", m.Path, "duration", d)
 				m.wasm = nil // the compiled form is all that is needed now
 			}
 		}()
@@ -286,14 +295,18 @@ func Retire(modules []*Module) {
 	}
 }
 
-// Warm compiles every module in the background, one at a time, so that first
-// calls rarely wait. It returns at once, with a channel closed when it is
-// done; it stops early when ctx ends.
+// Warm compiles every module in the background, one at a time and the
+// smallest first, so that first calls rarely wait: small modules compile in
+// milliseconds, and one large module (or a hostile one, until its bound
+// stops it) does not keep the rest waiting. It returns at once, with a
+// channel closed when it is done; it stops early when ctx ends.
 func (c *Catalog) Warm(ctx context.Context, log *slog.Logger) <-chan struct{} {
 	done := make(chan struct{})
+	modules := slices.Clone(c.Modules)
+	slices.SortStableFunc(modules, func(a, b *Module) int { return cmp.Compare(a.Size, b.Size) })
 	go func() {
 		defer close(done)
-		for _, m := range c.Modules {
+		for _, m := range modules {
 			if _, err := m.Compiled(ctx); err != nil {
 				if ctx.Err() != nil {
 					return
@@ -333,7 +346,12 @@ func LoadFile(path string, opts Options) (*Module, []*Tool, error) {
 	if observer == nil {
 		observer = observe.Nop{}
 	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	m := &Module{
+		log:          log,
 		Path:         path,
 		Stem:         stem,
 		SHA256:       hex.EncodeToString(sum[:]),

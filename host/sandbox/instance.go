@@ -16,31 +16,40 @@ type instance struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	lim    Limits
-	mem    memoryUse // set by the backend's start
-	state  *runState
-	stdout *cappedBuffer
-	stderr *cappedBuffer
-	done   chan ending // how _start ended
+	// reserve is the part of lim.Memory that the instance's tables and
+	// globals take (Compiled.reserve).
+	reserve uint64
+	mem     memoryUse // set by the backend's start
+	state   *runState
+	stdout  *cappedBuffer
+	stderr  *cappedBuffer
+	done    chan ending // how _start ended
 }
 
 // launch sets up the instance's limits and output, and has the backend
 // start the guest. The time limit is not armed: Run arms it at once,
 // Prepare when the call comes.
 func (c *Compiled) launch(r Run, stdin io.Reader) (*instance, *Failure) {
-	if need := c.minPages * pageSize; need > uint64(r.Limits.Memory) {
-		return nil, &Failure{
-			Kind:   MemoryLimit,
-			Detail: fmt.Sprintf("the module needs %s of memory to start; the limit is %s", bytesText(need), bytesText(uint64(r.Limits.Memory))),
+	if need := c.minPages*pageSize + c.reserve; need > uint64(r.Limits.Memory) {
+		detail := fmt.Sprintf("the module needs %s of memory to start; the limit is %s", bytesText(need), bytesText(uint64(r.Limits.Memory)))
+		if c.reserve >= pageSize {
+			detail = fmt.Sprintf("the module needs %s of memory to start (%s of it for its tables and globals); the limit is %s", bytesText(need), bytesText(c.reserve), bytesText(uint64(r.Limits.Memory)))
 		}
+		return nil, &Failure{Kind: MemoryLimit, Detail: detail}
 	}
+	lim := r.Limits
+	// What the instance holds outside linear memory comes out of the
+	// limit: linear memory may have the rest. Failures still quote the
+	// whole limit, which is the one the operator set.
+	r.Limits.Memory -= int64(c.reserve)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	in := &instance{
-		ctx: ctx, cancel: cancel, lim: r.Limits,
+		ctx: ctx, cancel: cancel, lim: lim, reserve: c.reserve,
 		state: &runState{reporter: r.Reporter, lastProgress: math.Inf(-1), http: r.HTTP},
 		done:  make(chan ending, 1),
 	}
-	in.stdout = &cappedBuffer{limit: r.Limits.Output, onFull: func() { cancel(errStdoutLimit) }}
-	in.stderr = &cappedBuffer{limit: r.Limits.Output, onFull: func() { cancel(errStderrLimit) }}
+	in.stdout = &cappedBuffer{limit: lim.Output, onFull: func() { cancel(errStdoutLimit) }}
+	in.stderr = &cappedBuffer{limit: lim.Output, onFull: func() { cancel(errStderrLimit) }}
 	if f := c.p.start(in, r, stdin); f != nil {
 		cancel(nil)
 		return nil, f
@@ -81,6 +90,9 @@ func (in *instance) wait(ctx context.Context) Outcome {
 		Duration:   time.Since(start),
 		Denials:    in.state.denials,
 		Failure:    classify(in.ctx, in.lim, in.mem, end),
+	}
+	if f := out.Failure; f != nil && f.Kind == MemoryLimit && in.reserve >= pageSize {
+		f.Detail += fmt.Sprintf(", of which its tables and globals take %s", bytesText(in.reserve))
 	}
 	in.cancel(nil)
 	return out

@@ -10,6 +10,7 @@ package sandbox
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -25,11 +26,6 @@ import (
 
 // pageSize is the size of a Wasm memory page.
 const pageSize = 64 << 10
-
-// maxTableElements bounds every table (wasmbin.CapTables): tables are
-// outside the memory limit. Toolchains emit tables of a few thousand
-// functions (a Go guest's: about 6,300).
-const maxTableElements = 1 << 20
 
 // Limits bound one run.
 type Limits struct {
@@ -48,6 +44,16 @@ type Config struct {
 	// restart does not recompile. It holds executable code: it must be
 	// writable only by the server's user.
 	CacheDir string
+	// Compile bounds each compilation.
+	Compile CompileLimits
+	// Worker, when set, compiles each module in a process of its own,
+	// which is what makes CompileLimits.Memory hold, and a compiler crash
+	// harmless. Without a CacheDir, the engine keeps a private one for
+	// the worker to hand the code over in, removed on Close. Without a
+	// Worker, modules compile in this process, bounded by ModuleLimits
+	// and by Timeout where the engine can stop (wazero, between
+	// functions).
+	Worker *Worker
 }
 
 // DefaultEngine is the engine used when Config.Engine is empty.
@@ -85,8 +91,18 @@ type program interface {
 // limits are enforced per instance, so modules with different limits share
 // the runtime and its compiled host modules.
 type Engine struct {
-	name string
-	b    backend
+	name     string
+	b        backend
+	limits   CompileLimits
+	worker   *Worker
+	cacheDir string
+	tempDir  string // a private cache for the worker, removed on Close
+
+	compileSlots chan struct{}
+	// stopping ends when Close begins: compilations stop (workers are
+	// killed), and no new one starts.
+	stopping context.Context
+	stop     context.CancelFunc
 
 	// mu keeps Close from closing the runtime under a compile in progress,
 	// which makes wazero panic: Compile holds it for reading.
@@ -97,15 +113,35 @@ type Engine struct {
 // NewEngine starts the runtime cfg names, with WASI preview 1 and the
 // wasmcp host module.
 func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
+	e := &Engine{name: cmp.Or(cfg.Engine, DefaultEngine), limits: cfg.Compile.withDefaults(), worker: cfg.Worker}
+	if cfg.Worker != nil && cfg.CacheDir == "" {
+		dir, err := os.MkdirTemp("", "wasmcp-compiled-")
+		if err != nil {
+			return nil, fmt.Errorf("compilation cache for the compile worker: %w", err)
+		}
+		cfg.CacheDir, e.tempDir = dir, dir
+	}
+	b, err := newBackend(ctx, cfg)
+	if err != nil {
+		if e.tempDir != "" {
+			os.RemoveAll(e.tempDir)
+		}
+		return nil, err
+	}
+	e.b, e.cacheDir = b, cfg.CacheDir
+	e.compileSlots = make(chan struct{}, e.limits.Concurrency)
+	e.stopping, e.stop = context.WithCancel(context.Background())
+	return e, nil
+}
+
+// newBackend starts the runtime cfg names.
+func newBackend(ctx context.Context, cfg Config) (backend, error) {
 	if cfg.CacheDir != "" {
 		if err := os.MkdirAll(cfg.CacheDir, 0o700); err != nil {
 			return nil, fmt.Errorf("compilation cache: %w", err)
 		}
 	}
-	name := cfg.Engine
-	if name == "" {
-		name = DefaultEngine
-	}
+	name := cmp.Or(cfg.Engine, DefaultEngine)
 	var b backend
 	var err error
 	switch name {
@@ -119,26 +155,50 @@ func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	return &Engine{name: name, b: b}, nil
+	return b, nil
 }
 
 // Name is the engine's name, as Config.Engine gives it.
 func (e *Engine) Name() string { return e.name }
 
-// Close releases the runtime and the compilation cache.
+// Close stops the compilations in progress (killing their workers),
+// then releases the runtime and the compilation cache. A compilation in
+// this process that cannot stop (on wasmtime, or a wazero function still
+// compiling) is waited for until ctx ends; past that, Close returns
+// without releasing the runtime, which the compilation still uses, and
+// leaves it to the process's exit.
 func (e *Engine) Close(ctx context.Context) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
-		return nil
+	e.stop()
+	done := make(chan error, 1)
+	go func() {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if e.closed {
+			done <- nil
+			return
+		}
+		e.closed = true
+		err := e.b.close(context.WithoutCancel(ctx))
+		if e.tempDir != "" {
+			err = errors.Join(err, os.RemoveAll(e.tempDir))
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("closing the engine: a compilation is still running: %w", ctx.Err())
 	}
-	e.closed = true
-	return e.b.close(ctx)
 }
 
-// CheckModule reports why a parsed module could never run here: it imports
-// something the engine does not provide, or it is not a WASI command.
+// CheckModule reports why a parsed module could never run here: it is over
+// ModuleLimits, it imports something the engine does not provide, or it is
+// not a WASI command.
 func (e *Engine) CheckModule(m *wasmbin.Module) error {
+	if err := checkLimits(m); err != nil {
+		return err
+	}
 	for _, imp := range m.Imports {
 		var funcs map[string]bool
 		switch imp.Module {
@@ -166,10 +226,18 @@ func (e *Engine) CheckModule(m *wasmbin.Module) error {
 type Compiled struct {
 	p        program
 	minPages uint64
+	// reserve is what an instance holds outside linear memory at most,
+	// counted against the memory limit.
+	reserve uint64
 }
 
-// Compile compiles a module. It may take seconds for large modules; callers
-// run it off the request path.
+// Compile compiles a module within the engine's CompileLimits; it may take
+// seconds for large modules, so callers run it off the request path. ctx
+// bounds the wait for a compile slot. The module is checked first
+// (CheckModule), its custom sections are dropped (no engine needs them,
+// and names and debug information cost memory to decode), and its tables
+// are capped (wasmbin.CapTables). Errors for a compilation the limits
+// stopped wrap ErrCompileTime or ErrCompileMemory.
 func (e *Engine) Compile(ctx context.Context, wasm []byte) (*Compiled, error) {
 	parsed, err := wasmbin.Parse(wasm)
 	if err != nil {
@@ -178,19 +246,29 @@ func (e *Engine) Compile(ctx context.Context, wasm []byte) (*Compiled, error) {
 	if err := e.CheckModule(parsed); err != nil {
 		return nil, err
 	}
-	if wasm, err = wasmbin.CapTables(wasm, maxTableElements); err != nil {
+	if wasm, err = wasmbin.StripCustom(wasm); err != nil {
 		return nil, err
 	}
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if e.closed {
-		return nil, errors.New("the engine is closed")
-	}
-	p, err := e.b.compile(ctx, wasm)
+	wasm, tableMax, err := wasmbin.CapTables(wasm, maxTableElements)
 	if err != nil {
-		return nil, fmt.Errorf("compiling: %w", err)
+		return nil, err
 	}
-	c := &Compiled{p: p}
+	p, err := e.bounded(ctx, wasm, func(cctx context.Context) (program, error) {
+		e.mu.RLock()
+		defer e.mu.RUnlock()
+		if e.closed {
+			return nil, ErrEngineClosed
+		}
+		return e.b.compile(cctx, wasm)
+	})
+	var limited *compileError
+	switch {
+	case errors.As(err, &limited), errors.Is(err, ErrEngineClosed):
+		return nil, err
+	case err != nil:
+		return nil, fmt.Errorf("compiling: %s", compilerText(err.Error()))
+	}
+	c := &Compiled{p: p, reserve: reserve(parsed.Shape, tableMax)}
 	if len(parsed.Memories) == 1 {
 		c.minPages = parsed.Memories[0].MinPages
 	}

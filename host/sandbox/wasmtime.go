@@ -126,6 +126,15 @@ func newWasmtime(cfg Config) (backend, error) {
 	}
 	c := wt.NewConfig()
 	c.SetEpochInterruption(true)
+	// WebAssembly 2.0, as on wazero: wasmbin refuses the instructions of
+	// later proposals at load, and the engine refuses them too.
+	c.SetWasmThreads(false)
+	c.SetWasmTailCall(false)
+	c.SetWasmMultiMemory(false)
+	c.SetWasmMemory64(false)
+	c.SetWasmRelaxedSIMD(false)
+	c.SetWasmFunctionReferences(false)
+	c.SetWasmGC(false)
 	if cfg.CacheDir != "" {
 		dir := filepath.Join(cfg.CacheDir, "wasmtime")
 		toml := filepath.Join(cfg.CacheDir, "wasmtime.toml")

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 
 	"github.com/tetratelabs/wazero"
@@ -59,6 +60,9 @@ func (w *wazeroBackend) close(ctx context.Context) error {
 }
 
 func (w *wazeroBackend) compile(ctx context.Context, wasm []byte) (program, error) {
+	// With more than one worker, wazero checks ctx between functions, so
+	// that a compilation can be stopped.
+	ctx = experimental.WithCompilationWorkers(ctx, max(2, runtime.GOMAXPROCS(0)/2))
 	cm, err := w.rt.CompileModule(ctx, wasm)
 	if err != nil {
 		return nil, err

@@ -1,11 +1,18 @@
-// Package wasmbin reads and edits the few parts of a WebAssembly binary that
-// wasmcp needs before, or without, compiling it: custom sections, imports,
-// exports and the declared memory.
+// Package wasmbin reads and edits WebAssembly binaries before, or without,
+// compiling them: the imports, exports, memories, tables and custom sections
+// wasmcp needs, and the shape of everything else (how many functions,
+// locals, globals, table elements; how deeply code nests), which decides
+// what the module will cost an engine to compile and to instantiate.
 //
 // Listing tools must never compile a module (compiling a large Go module
-// takes over a second), and wazero offers no decode-only API, so this package
-// walks the section headers itself. It trusts nothing: every length is
-// checked against the bytes that remain.
+// takes over a second), and neither engine offers a decode-only API, so this
+// package walks the binary itself. It trusts nothing: every length is checked
+// against the bytes that remain, nothing is allocated by a count the module
+// declares, and the walk takes time linear in the module's size. Each
+// instruction of each function body is decoded (immediates included, so
+// that nesting depth and br_table sizes are known), but nothing is
+// type-checked: validation is the engine's job, once Check has bounded what
+// validating and compiling can cost.
 package wasmbin
 
 import (
@@ -24,11 +31,38 @@ const coreVersion = 1
 
 // Section ids from the core specification.
 const (
-	sectionCustom = 0
-	sectionImport = 2
-	sectionMemory = 5
-	sectionExport = 7
+	sectionCustom    = 0
+	sectionType      = 1
+	sectionImport    = 2
+	sectionFunction  = 3
+	sectionTable     = 4
+	sectionMemory    = 5
+	sectionGlobal    = 6
+	sectionExport    = 7
+	sectionStart     = 8
+	sectionElement   = 9
+	sectionCode      = 10
+	sectionData      = 11
+	sectionDataCount = 12
+	sectionTag       = 13
 )
+
+// sectionRank is the order in which known sections must appear; each may
+// appear at most once. Custom sections may appear anywhere.
+var sectionRank = map[byte]int{
+	sectionType: 1, sectionImport: 2, sectionFunction: 3, sectionTable: 4,
+	sectionMemory: 5, sectionTag: 6, sectionGlobal: 7, sectionExport: 8,
+	sectionStart: 9, sectionElement: 10, sectionDataCount: 11, sectionCode: 12,
+	sectionData: 13,
+}
+
+var sectionNames = map[byte]string{
+	sectionType: "type", sectionImport: "import", sectionFunction: "function",
+	sectionTable: "table", sectionMemory: "memory", sectionGlobal: "global",
+	sectionExport: "export", sectionStart: "start", sectionElement: "element",
+	sectionCode: "code", sectionData: "data", sectionDataCount: "data count",
+	sectionTag: "tag",
+}
 
 // External kinds of imports and exports.
 const (
@@ -57,6 +91,15 @@ type Memory struct {
 	MaxPages uint64 // valid only when HasMax
 	HasMax   bool
 	Imported bool
+	Shared   bool `json:",omitempty"`
+	Is64     bool `json:",omitempty"`
+}
+
+// Table is a table the module defines or imports.
+type Table struct {
+	Min, Max uint64 // Max is valid only when HasMax
+	HasMax   bool
+	Imported bool
 }
 
 // CustomSection is a custom section's name and payload.
@@ -70,7 +113,68 @@ type Module struct {
 	Imports  []Import
 	Exports  []Export
 	Memories []Memory
+	Tables   []Table
 	Custom   []CustomSection
+	// Shape is what the module declares, counted.
+	Shape Shape
+}
+
+// Shape counts what a module declares: the quantities that decide what it
+// costs to validate, compile and instantiate, which Check bounds.
+type Shape struct {
+	Types     int
+	Imports   int
+	Exports   int
+	Functions int // defined, not imported
+	Globals   int // defined, not imported
+	Tables    int // defined and imported
+	Memories  int // defined and imported
+
+	DataSegments    int
+	ElementSegments int
+	// ElementEntries counts the entries of every element segment.
+	ElementEntries uint64
+	// PassiveElementEntries counts those of passive segments, which an
+	// engine keeps in every instance.
+	PassiveElementEntries uint64
+	// TableElements sums every table's minimum: what an instance starts
+	// with. (CapTables bounds what the tables may grow to.)
+	TableElements uint64
+
+	MaxParams  int // in any function type
+	MaxResults int // in any function or block type
+
+	// MaxFunctionSize is the largest function body, locals included, in bytes.
+	MaxFunctionSize int
+	// MaxLocals is the most locals of one function, its parameters included.
+	MaxLocals uint64
+	// TotalLocals sums the locals of every function, parameters included.
+	TotalLocals uint64
+	// MaxNesting is the deepest nesting of block, loop and if in any
+	// function; a function's body is depth 1.
+	MaxNesting int
+	// MaxBrTable is the most targets of one br_table, its default included.
+	MaxBrTable int
+	// MaxBlockBranches is the most branches to one block (each br and
+	// br_if is one, each target of a br_table another), and MaxBranchCost
+	// the largest sum, over one function's blocks, of the square of that
+	// number. Compilers add a block's predecessors one by one, each after
+	// a search of those already there: wazero's work grows with the
+	// square (10,000 br_if to one block compile for about a second).
+	MaxBlockBranches uint64
+	MaxBranchCost    uint64
+	// BranchCost sums every function's branch cost, and NestingCost the
+	// square of every function's nesting depth: wazero's work on deeply
+	// nested code also grows with the square of the depth (20,000
+	// nested blocks compile for over a second).
+	BranchCost  uint64
+	NestingCost uint64
+	// CodeBytes is the size of the code section; DataBytes sums the data
+	// segments' contents.
+	CodeBytes int
+	DataBytes int
+	// MaxNameLength is the longest import, export or custom section name.
+	MaxNameLength int
 }
 
 // CustomNamed returns the payloads of every custom section with the given name.
@@ -97,39 +201,345 @@ func (m *Module) HasExport(name string, kind byte) bool {
 // ErrNotWasm means the bytes do not start with the Wasm magic number.
 var ErrNotWasm = errors.New("not a WebAssembly binary (bad magic number)")
 
-// Parse reads the sections wasmcp needs. Sections it does not need are
-// skipped unread; their contents are validated later by the compiler.
+// Parse walks a whole module: every section, and every instruction of every
+// function. It fails on bytes that are not a well-formed module in the
+// binary format of WebAssembly 2.0, or that use an instruction from beyond
+// it, and otherwise returns what the module declares. It does not check
+// types or indices: an engine validates those when it compiles.
 func Parse(b []byte) (*Module, error) {
 	r, err := newReader(b)
 	if err != nil {
 		return nil, err
 	}
-	m := &Module{}
+	p := &parser{m: &Module{}}
+	last := 0
 	for !r.done() {
 		id, body, err := r.section()
 		if err != nil {
 			return nil, err
 		}
-		sr := &reader{b: body}
-		switch id {
-		case sectionCustom:
-			name, err := sr.name()
-			if err != nil {
+		if id != sectionCustom {
+			rank, known := sectionRank[id]
+			if !known {
+				return nil, fmt.Errorf("unknown section id %d", id)
+			}
+			if rank <= last {
+				return nil, fmt.Errorf("%s section is out of order or repeated", sectionNames[id])
+			}
+			last = rank
+		}
+		if err := p.section(id, &reader{b: body}); err != nil {
+			if id == sectionCustom {
 				return nil, fmt.Errorf("custom section: %w", err)
 			}
-			m.Custom = append(m.Custom, CustomSection{Name: name, Payload: sr.b[sr.off:]})
-		case sectionImport:
-			err = parseImports(sr, m)
-		case sectionMemory:
-			err = parseMemories(sr, m)
-		case sectionExport:
-			err = parseExports(sr, m)
-		}
-		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s section: %w", sectionNames[id], err)
 		}
 	}
-	return m, nil
+	if p.sawFunctions && !p.sawCode && p.m.Shape.Functions > 0 {
+		return nil, fmt.Errorf("function section declares %d functions but there is no code section", p.m.Shape.Functions)
+	}
+	return p.m, nil
+}
+
+// parser holds what one section needs of those before it.
+type parser struct {
+	m *Module
+	// params and results hold each function type's counts; funcTypes
+	// each defined function's type index.
+	params, results []int
+	funcTypes       []uint32
+	// blocks and branchCost are the open blocks of the function being
+	// read and its branch cost so far (see Shape.MaxBlockBranches).
+	blocks       []uint64
+	branchCost   uint64
+	depth        int // the deepest nesting so far
+	sawFunctions bool
+	sawCode      bool
+}
+
+func (p *parser) section(id byte, r *reader) error {
+	var err error
+	switch id {
+	case sectionCustom:
+		var name string
+		if name, err = p.name(r); err == nil {
+			p.m.Custom = append(p.m.Custom, CustomSection{Name: name, Payload: r.b[r.off:]})
+			r.off = len(r.b)
+		}
+	case sectionType:
+		err = p.types(r)
+	case sectionImport:
+		err = p.imports(r)
+	case sectionFunction:
+		p.sawFunctions = true
+		err = p.functions(r)
+	case sectionTable:
+		err = vector(r, "table", func(int) error {
+			t, err := r.tableType()
+			if err == nil {
+				p.addTable(t)
+			}
+			return err
+		})
+	case sectionMemory:
+		err = vector(r, "memory", func(int) error {
+			mem, err := r.limits()
+			if err == nil {
+				p.addMemory(mem)
+			}
+			return err
+		})
+	case sectionTag:
+		return errors.New("exception handling (tags) is not supported")
+	case sectionGlobal:
+		err = vector(r, "global", func(int) error {
+			p.m.Shape.Globals++
+			if err := r.globalType(); err != nil {
+				return err
+			}
+			return r.constExpr()
+		})
+	case sectionExport:
+		err = vector(r, "export", func(int) error {
+			var e Export
+			var err error
+			if e.Name, err = p.name(r); err != nil {
+				return err
+			}
+			if e.Kind, err = r.byte(); err != nil {
+				return err
+			}
+			if e.Kind > KindTag {
+				return fmt.Errorf("unknown export kind 0x%02x", e.Kind)
+			}
+			if _, err = r.u32(); err != nil {
+				return err
+			}
+			p.m.Exports = append(p.m.Exports, e)
+			p.m.Shape.Exports++
+			return nil
+		})
+	case sectionStart:
+		_, err = r.u32()
+	case sectionElement:
+		err = vector(r, "element segment", func(int) error { return p.element(r) })
+	case sectionDataCount:
+		_, err = r.u32()
+	case sectionCode:
+		p.sawCode = true
+		p.m.Shape.CodeBytes = len(r.b)
+		err = p.code(r)
+	case sectionData:
+		err = vector(r, "data segment", func(int) error { return p.data(r) })
+	}
+	if err == nil && !r.done() {
+		err = errors.New("bytes after its last entry")
+	}
+	return err
+}
+
+// vector reads a vector's count, then each entry with read, naming the
+// entry in errors.
+func vector(r *reader, what string, read func(i int) error) error {
+	n, err := r.u32()
+	if err != nil {
+		return err
+	}
+	for i := 0; i < int(n); i++ {
+		if err := read(i); err != nil {
+			return fmt.Errorf("%s %d: %w", what, i, err)
+		}
+	}
+	return nil
+}
+
+func (p *parser) name(r *reader) (string, error) {
+	s, err := r.name()
+	if err == nil {
+		p.m.Shape.MaxNameLength = max(p.m.Shape.MaxNameLength, len(s))
+	}
+	return s, err
+}
+
+func (p *parser) addTable(t Table) {
+	p.m.Tables = append(p.m.Tables, t)
+	sh := &p.m.Shape
+	sh.Tables++
+	sh.TableElements = addSat(sh.TableElements, t.Min)
+}
+
+func (p *parser) addMemory(mem Memory) {
+	p.m.Memories = append(p.m.Memories, mem)
+	p.m.Shape.Memories++
+}
+
+func (p *parser) types(r *reader) error {
+	return vector(r, "type", func(int) error {
+		form, err := r.byte()
+		if err != nil {
+			return err
+		}
+		if form != 0x60 {
+			return fmt.Errorf("form 0x%02x is not a function type (0x60); GC types are not supported", form)
+		}
+		var counts [2]int
+		for k := range counts {
+			if err := vector(r, "value type", func(int) error {
+				counts[k]++
+				return r.valType()
+			}); err != nil {
+				return err
+			}
+		}
+		p.params = append(p.params, counts[0])
+		p.results = append(p.results, counts[1])
+		sh := &p.m.Shape
+		sh.Types++
+		sh.MaxParams = max(sh.MaxParams, counts[0])
+		sh.MaxResults = max(sh.MaxResults, counts[1])
+		return nil
+	})
+}
+
+func (p *parser) imports(r *reader) error {
+	n, err := r.u32()
+	if err != nil {
+		return err
+	}
+	for i := 0; i < int(n); i++ {
+		var imp Import
+		if imp.Module, err = p.name(r); err != nil {
+			return fmt.Errorf("import %d: %w", i, err)
+		}
+		if imp.Name, err = p.name(r); err != nil {
+			return fmt.Errorf("import %d: %w", i, err)
+		}
+		if imp.Kind, err = r.byte(); err != nil {
+			return fmt.Errorf("import %d: %w", i, err)
+		}
+		switch imp.Kind {
+		case KindFunc:
+			_, err = r.u32()
+		case KindTable:
+			var t Table
+			if t, err = r.tableType(); err == nil {
+				t.Imported = true
+				p.addTable(t)
+			}
+		case KindMemory:
+			var mem Memory
+			if mem, err = r.limits(); err == nil {
+				mem.Imported = true
+				p.addMemory(mem)
+			}
+		case KindGlobal:
+			err = r.globalType()
+		case KindTag:
+			err = errors.New("exception handling (tags) is not supported")
+		default:
+			err = fmt.Errorf("unknown import kind 0x%02x", imp.Kind)
+		}
+		if err != nil {
+			return fmt.Errorf("import %d (%s.%s): %w", i, imp.Module, imp.Name, err)
+		}
+		p.m.Imports = append(p.m.Imports, imp)
+		p.m.Shape.Imports++
+	}
+	return nil
+}
+
+func (p *parser) functions(r *reader) error {
+	return vector(r, "function", func(int) error {
+		t, err := r.u32()
+		if err == nil {
+			p.funcTypes = append(p.funcTypes, t)
+			p.m.Shape.Functions++
+		}
+		return err
+	})
+}
+
+// element reads one element segment (flags 0 to 7 of the 2.0 format).
+func (p *parser) element(r *reader) error {
+	flags, err := r.u32()
+	if err != nil {
+		return err
+	}
+	if flags > 7 {
+		return fmt.Errorf("unknown element segment flags %d", flags)
+	}
+	passive := flags&0x03 == 0x01
+	if flags&0x01 == 0 { // active: an optional table index, then the offset
+		if flags&0x02 != 0 {
+			if _, err := r.u32(); err != nil {
+				return err
+			}
+		}
+		if err := r.constExpr(); err != nil {
+			return err
+		}
+	}
+	exprs := flags&0x04 != 0
+	if flags&0x03 != 0 { // an element kind or a reference type
+		kind, err := r.byte()
+		if err != nil {
+			return err
+		}
+		if exprs && kind != 0x70 && kind != 0x6f {
+			return fmt.Errorf("unknown reference type 0x%02x", kind)
+		}
+		if !exprs && kind != 0x00 {
+			return fmt.Errorf("unknown element kind 0x%02x", kind)
+		}
+	}
+	var entries uint64
+	err = vector(r, "entry", func(int) error {
+		entries++
+		if exprs {
+			return r.constExpr()
+		}
+		_, err := r.u32()
+		return err
+	})
+	sh := &p.m.Shape
+	sh.ElementSegments++
+	sh.ElementEntries += entries
+	if passive {
+		sh.PassiveElementEntries += entries
+	}
+	return err
+}
+
+func (p *parser) data(r *reader) error {
+	flags, err := r.u32()
+	if err != nil {
+		return err
+	}
+	switch flags {
+	case 0:
+		err = r.constExpr()
+	case 1:
+	case 2:
+		if _, err = r.u32(); err == nil {
+			err = r.constExpr()
+		}
+	default:
+		err = fmt.Errorf("unknown data segment flags %d", flags)
+	}
+	if err != nil {
+		return err
+	}
+	n, err := r.u32()
+	if err != nil {
+		return err
+	}
+	if uint64(n) > uint64(len(r.b)-r.off) {
+		return errShort
+	}
+	r.off += int(n)
+	p.m.Shape.DataSegments++
+	p.m.Shape.DataBytes += int(n)
+	return nil
 }
 
 // SetCustomSection returns a copy of b in which every custom section called
@@ -139,23 +549,15 @@ func SetCustomSection(b []byte, name string, payload []byte) ([]byte, error) {
 	if !utf8.ValidString(name) {
 		return nil, errors.New("custom section name is not UTF-8")
 	}
-	r, err := newReader(b)
+	out, err := filterSections(b, func(id byte, body []byte) bool {
+		if id != sectionCustom {
+			return true
+		}
+		n, err := (&reader{b: body}).name()
+		return err != nil || n != name
+	})
 	if err != nil {
 		return nil, err
-	}
-	out := append([]byte(nil), b[:8]...)
-	for !r.done() {
-		start := r.off
-		id, body, err := r.section()
-		if err != nil {
-			return nil, err
-		}
-		if id == sectionCustom {
-			if n, err := (&reader{b: body}).name(); err == nil && n == name {
-				continue
-			}
-		}
-		out = append(out, b[start:r.off]...)
 	}
 	var content []byte
 	content = binary.AppendUvarint(content, uint64(len(name)))
@@ -166,88 +568,39 @@ func SetCustomSection(b []byte, name string, payload []byte) ([]byte, error) {
 	return append(out, content...), nil
 }
 
-func parseImports(r *reader, m *Module) error {
-	n, err := r.u32()
-	if err != nil {
-		return fmt.Errorf("import section: %w", err)
+// StripCustom returns a copy of b without its custom sections. No engine
+// needs them to run a module, and what they may hold (names, debug
+// information) costs memory to decode; b is returned as it is when it has
+// none.
+func StripCustom(b []byte) ([]byte, error) {
+	has := false
+	if _, err := filterSections(b, func(id byte, _ []byte) bool {
+		has = has || id == sectionCustom
+		return true
+	}); err != nil || !has {
+		return b, err
 	}
-	for i := uint32(0); i < n; i++ {
-		var imp Import
-		if imp.Module, err = r.name(); err != nil {
-			return fmt.Errorf("import %d: %w", i, err)
-		}
-		if imp.Name, err = r.name(); err != nil {
-			return fmt.Errorf("import %d: %w", i, err)
-		}
-		if imp.Kind, err = r.byte(); err != nil {
-			return fmt.Errorf("import %d: %w", i, err)
-		}
-		switch imp.Kind {
-		case KindFunc:
-			_, err = r.u32()
-		case KindTable:
-			if _, err = r.byte(); err == nil { // reference type
-				_, err = r.limits()
-			}
-		case KindMemory:
-			var mem Memory
-			if mem, err = r.limits(); err == nil {
-				mem.Imported = true
-				m.Memories = append(m.Memories, mem)
-			}
-		case KindGlobal:
-			if _, err = r.byte(); err == nil { // value type
-				_, err = r.byte() // mutability
-			}
-		case KindTag:
-			if _, err = r.byte(); err == nil { // attribute
-				_, err = r.u32()
-			}
-		default:
-			err = fmt.Errorf("unknown import kind 0x%02x", imp.Kind)
-		}
-		if err != nil {
-			return fmt.Errorf("import %d (%s.%s): %w", i, imp.Module, imp.Name, err)
-		}
-		m.Imports = append(m.Imports, imp)
-	}
-	return nil
+	return filterSections(b, func(id byte, _ []byte) bool { return id != sectionCustom })
 }
 
-func parseMemories(r *reader, m *Module) error {
-	n, err := r.u32()
+// filterSections copies the header and each section keep accepts.
+func filterSections(b []byte, keep func(id byte, body []byte) bool) ([]byte, error) {
+	r, err := newReader(b)
 	if err != nil {
-		return fmt.Errorf("memory section: %w", err)
+		return nil, err
 	}
-	for i := uint32(0); i < n; i++ {
-		mem, err := r.limits()
+	out := append(make([]byte, 0, len(b)), b[:8]...)
+	for !r.done() {
+		start := r.off
+		id, body, err := r.section()
 		if err != nil {
-			return fmt.Errorf("memory %d: %w", i, err)
+			return nil, err
 		}
-		m.Memories = append(m.Memories, mem)
+		if keep(id, body) {
+			out = append(out, b[start:r.off]...)
+		}
 	}
-	return nil
-}
-
-func parseExports(r *reader, m *Module) error {
-	n, err := r.u32()
-	if err != nil {
-		return fmt.Errorf("export section: %w", err)
-	}
-	for i := uint32(0); i < n; i++ {
-		var e Export
-		if e.Name, err = r.name(); err != nil {
-			return fmt.Errorf("export %d: %w", i, err)
-		}
-		if e.Kind, err = r.byte(); err != nil {
-			return fmt.Errorf("export %d: %w", i, err)
-		}
-		if _, err = r.u32(); err != nil {
-			return fmt.Errorf("export %d: %w", i, err)
-		}
-		m.Exports = append(m.Exports, e)
-	}
-	return nil
+	return out, nil
 }
 
 // reader walks a byte slice; every method fails rather than reads past the end.
@@ -323,6 +676,29 @@ func (r *reader) uleb(maxBytes int) (uint64, error) {
 	return 0, errors.New("integer is too long")
 }
 
+// sleb skips a signed LEB128 of at most maxBytes bytes; only its length
+// matters here, as no constant's value changes what a module costs.
+func (r *reader) sleb(maxBytes int) error {
+	for i := 0; i < maxBytes; i++ {
+		c, err := r.byte()
+		if err != nil {
+			return err
+		}
+		if c&0x80 == 0 {
+			return nil
+		}
+	}
+	return errors.New("integer is too long")
+}
+
+func (r *reader) skip(n int) error {
+	if n > len(r.b)-r.off {
+		return errShort
+	}
+	r.off += n
+	return nil
+}
+
 func (r *reader) name() (string, error) {
 	n, err := r.u32()
 	if err != nil {
@@ -339,8 +715,8 @@ func (r *reader) name() (string, error) {
 	return string(s), nil
 }
 
-// limits reads a memory or table type's limits: a flag byte (bit 0: has a
-// maximum, bit 1: shared, bit 2: 64-bit), then the minimum and maybe maximum.
+// limits reads a memory's limits: a flag byte (bit 0: has a maximum, bit 1:
+// shared, bit 2: 64-bit), then the minimum and maybe maximum.
 func (r *reader) limits() (Memory, error) {
 	flag, err := r.byte()
 	if err != nil {
@@ -353,7 +729,7 @@ func (r *reader) limits() (Memory, error) {
 	if flag&0x04 != 0 {
 		width = 10
 	}
-	var mem Memory
+	mem := Memory{Shared: flag&0x02 != 0, Is64: flag&0x04 != 0}
 	if mem.MinPages, err = r.uleb(width); err != nil {
 		return Memory{}, err
 	}
@@ -364,4 +740,57 @@ func (r *reader) limits() (Memory, error) {
 		}
 	}
 	return mem, nil
+}
+
+// tableType reads a table type: a reference type, then limits without the
+// shared and 64-bit flags.
+func (r *reader) tableType() (Table, error) {
+	ref, err := r.byte()
+	if err != nil {
+		return Table{}, err
+	}
+	switch ref {
+	case 0x70, 0x6f:
+	case 0x40:
+		return Table{}, errors.New("a table with an initializer expression is not supported")
+	default:
+		return Table{}, fmt.Errorf("unknown reference type 0x%02x", ref)
+	}
+	if r.off < len(r.b) && r.b[r.off]&^0x01 != 0 {
+		return Table{}, fmt.Errorf("limits flag 0x%02x is not supported (shared or 64-bit tables)", r.b[r.off])
+	}
+	lim, err := r.limits()
+	return Table{Min: lim.MinPages, Max: lim.MaxPages, HasMax: lim.HasMax}, err
+}
+
+// valType reads a value type of WebAssembly 2.0.
+func (r *reader) valType() error {
+	t, err := r.byte()
+	if err != nil {
+		return err
+	}
+	switch t {
+	case 0x7f, 0x7e, 0x7d, 0x7c, 0x7b, 0x70, 0x6f:
+		return nil
+	}
+	return fmt.Errorf("unknown value type 0x%02x", t)
+}
+
+func (r *reader) globalType() error {
+	if err := r.valType(); err != nil {
+		return err
+	}
+	mut, err := r.byte()
+	if err == nil && mut > 1 {
+		err = fmt.Errorf("unknown mutability 0x%02x", mut)
+	}
+	return err
+}
+
+// addSat adds without wrapping past the largest uint64.
+func addSat(a, b uint64) uint64 {
+	if s := a + b; s >= a {
+		return s
+	}
+	return ^uint64(0)
 }

@@ -1,0 +1,217 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wasmcp/wasmcp/internal/wasmgen"
+	"github.com/wasmcp/wasmcp/internal/wattest"
+)
+
+// Modules that would cost the server gigabytes or minutes to compile or to
+// instantiate, each refused when it loads, with the limit it passes.
+var overLimits = map[string]struct {
+	wasm  func() []byte
+	limit string
+}{
+	"locals":  {func() []byte { return wasmgen.Command{StartLocals: [][2]uint64{{1 << 26, wasmgen.I32}}}.Bytes() }, "locals in one function"},
+	"nesting": {func() []byte { return wasmgen.Command{StartCode: wasmgen.Nested(60_000)}.Bytes() }, "levels of nested blocks"},
+	"brtable": {func() []byte { return wasmgen.Command{StartCode: wasmgen.BrTable(100_000)}.Bytes() }, "targets in one br_table"},
+	"brif": {func() []byte {
+		return wasmgen.Command{StartCode: wasmgen.Cat([]byte{0x02, 0x40}, wasmgen.Repeat(100_000, 0x41, 0x00, 0x0d, 0x00), []byte{0x0b})}.Bytes()
+	}, "branches to one block"},
+	"elements": {func() []byte { return wasmgen.Command{PassiveElements: 1 << 24}.Bytes() }, "element segment entries"},
+	"tables": {func() []byte {
+		ts := make([]wasmgen.TableLimits, 256)
+		for i := range ts {
+			ts[i] = wasmgen.TableLimits{Min: 1 << 20, Max: 1 << 20}
+		}
+		return wasmgen.Command{Tables: ts}.Bytes()
+	}, "tables"},
+	"globals": {func() []byte { return wasmgen.Command{Globals: 1_000_000}.Bytes() }, "globals"},
+	"function": {func() []byte {
+		return wasmgen.Command{StartCode: wasmgen.Repeat(7_654_321/3, 0x41, 0x00, 0x1a)}.Bytes()
+	}, "bytes in one function body"},
+}
+
+func TestModulesOverTheLimitsAreRefusedAtLoad(t *testing.T) {
+	dir := t.TempDir()
+	for stem, m := range overLimits {
+		writeTool(t, dir, stem, m.wasm(), stem)
+	}
+	writeTool(t, dir, "echo", wattest.Build(t, "echo"), "echo")
+	s := startHTTPIn(t, dir)
+	cs := connectHTTP(t, s, "2026-07-28")
+	if names := toolNames(t, cs); len(names) != 1 || names[0] != "echo" {
+		t.Fatalf("tools %q; want only echo", names)
+	}
+	if res := callTool(t, cs, "echo", map[string]any{"x": 1}); res.IsError {
+		t.Fatalf("echo beside the refused modules: %s", text(res))
+	}
+	var status struct {
+		Errors []struct {
+			File  string `json:"file"`
+			Error string `json:"error"`
+		} `json:"errors"`
+	}
+	if err := json.Unmarshal([]byte(get(t, s, "/status")), &status); err != nil {
+		t.Fatal(err)
+	}
+	refused := map[string]string{}
+	for _, e := range status.Errors {
+		refused[strings.TrimSuffix(filepath.Base(e.File), ".wasm")] = e.Error
+	}
+	for stem, m := range overLimits {
+		if msg := refused[stem]; !strings.Contains(msg, "implementation limits") || !strings.Contains(msg, m.limit) {
+			t.Errorf("%s: /status says %q; want it refused for %q", stem, msg, m.limit)
+		}
+	}
+	out, err := exec.Command(binary, "list", "--tools", dir, "--cache-dir", "").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "levels of nested blocks") {
+		t.Errorf("wasmcp list: %v\n%s\nwant exit 1 and the refusals", err, out)
+	}
+
+	// Dropped into the watched directory, the same module is refused the
+	// same way, and what served goes on serving.
+	writeTool(t, dir, "dropped", overLimits["locals"].wasm(), "dropped")
+	s.waitLog(t, "skipping module", "dropped.wasm", "locals in one function")
+	if res := callTool(t, cs, "echo", map[string]any{"x": 2}); res.IsError {
+		t.Fatalf("echo after a hostile module was dropped in: %s", text(res))
+	}
+}
+
+// slowModule is within every limit but takes an engine a second or more to
+// compile: sixteen functions of a mebibyte of straight-line code, and, to
+// stretch wazero, functions nested as deep as the limits allow.
+func slowModule() []byte {
+	return wasmgen.Command{
+		StartCode:      wasmgen.Repeat(349_000, 0x41, 0x00, 0x1a),
+		ExtraFunctions: 15,
+		ExtraCode:      wasmgen.Repeat(349_000, 0x41, 0x00, 0x1a),
+	}.Bytes()
+}
+
+// While a module is compiling and hostile calls are running, another tool
+// answers as it always does: compiling holds no run slot, and runs a slot
+// each.
+func TestToolsAnswerWhileModulesCompileAndCallsRun(t *testing.T) {
+	dir := t.TempDir()
+	writeTool(t, dir, "echo", wattest.Build(t, "echo"), "echo")
+	loop := `{"abi":1,"tools":[{"name":"spin","description":"spins until stopped","inputSchema":{"type":"object"}}],"limits":{"timeout":"1m"}}`
+	atomicWrite(t, filepath.Join(dir, "spin.manifest.json"), []byte(loop))
+	atomicWrite(t, filepath.Join(dir, "spin.wasm"), wattest.Build(t, "loop"))
+	s := startHTTPIn(t, dir, "--cache-dir", t.TempDir(), "--concurrency", "4", "--log-level", "debug")
+	cs := connectHTTP(t, s, "2026-07-28")
+	echo := func() {
+		t.Helper()
+		if res := callTool(t, cs, "echo", map[string]any{"x": 1}); res.IsError {
+			t.Fatalf("echo: %s", text(res))
+		}
+	}
+	echo()
+
+	// Two calls that run until their time limit, or until cancelled.
+	ctx, cancel := context.WithCancel(context.Background())
+	var spins sync.WaitGroup
+	for range 2 {
+		spins.Add(1)
+		go func() {
+			defer spins.Done()
+			cs.CallTool(ctx, &mcp.CallToolParams{Name: "spin"})
+		}()
+	}
+	defer func() { cancel(); spins.Wait() }()
+	s.waitLogCount(t, 2, "run started", "tool=spin")
+
+	s.stderr.reset()
+	writeTool(t, dir, "slow", slowModule(), "slow")
+	s.waitLog(t, "compiling module", "slow.wasm")
+	calls := 0
+	for !s.logged("module compiled", "slow.wasm") && !s.logged("does not compile", "slow.wasm") {
+		echo()
+		calls++
+	}
+	if calls == 0 {
+		t.Fatal("no call was made while the module compiled")
+	}
+	t.Logf("%d calls answered while the module compiled", calls)
+}
+
+// SIGTERM during a compilation stops it: the server exits within its grace
+// period rather than when the compiler is done.
+func TestShutdownStopsCompilations(t *testing.T) {
+	dir := t.TempDir()
+	writeTool(t, dir, "slow", slowModule(), "slow")
+	s := startHTTPIn(t, dir, "--cache-dir", t.TempDir(), "--log-level", "debug", "--shutdown-grace", "1s")
+	s.waitLog(t, "compiling module", "slow.wasm")
+	terminate(t, s)
+	waitExit(t, s)
+	if s.logged("module compiled", "slow.wasm") {
+		t.Fatalf("the compilation ran to its end after SIGTERM:\n%s", s.stderr.String())
+	}
+	s.waitLog(t, "stopped")
+}
+
+// The compile limits are the operator's: a module that passes one is
+// refused with a message saying which, and the rest serve.
+func TestCompileLimitsRefuseModules(t *testing.T) {
+	dir := t.TempDir()
+	writeTool(t, dir, "echo", wattest.Build(t, "echo"), "echo")
+	for _, tc := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"--compile-memory", "1MiB"}, "memory bound of 1.006 MiB (1 MiB, and 32 bytes more for every byte of the module)"},
+		{[]string{"--compile-timeout", "1ms"}, "longer than the 1ms compile time limit"},
+	} {
+		t.Run(tc.flags[0], func(t *testing.T) {
+			s := startHTTPIn(t, dir, append([]string{"--cache-dir", t.TempDir()}, tc.flags...)...)
+			cs := connectHTTP(t, s, "2026-07-28")
+			res := callTool(t, cs, "echo", map[string]any{})
+			if !res.IsError || !strings.Contains(text(res), tc.want) {
+				t.Fatalf("echo = %q (isError %v); want it refused: %q", text(res), res.IsError, tc.want)
+			}
+			if names := toolNames(t, cs); len(names) != 1 {
+				t.Fatalf("the server stopped serving: tools %q", names)
+			}
+		})
+	}
+}
+
+// logged reports whether the server's stderr has a line with every part.
+func (s *server) logged(parts ...string) bool {
+	for _, line := range strings.Split(s.stderr.String(), "\n") {
+		if containsAll(line, parts) {
+			return true
+		}
+	}
+	return false
+}
+
+// waitLogCount waits until n lines of the server's stderr contain every
+// part.
+func (s *server) waitLogCount(t testing.TB, n int, parts ...string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		found := 0
+		for _, line := range strings.Split(s.stderr.String(), "\n") {
+			if containsAll(line, parts) {
+				found++
+			}
+		}
+		if found >= n {
+			return
+		}
+		s.stderr.wait(time.Second)
+	}
+	t.Fatalf("server logged %q fewer than %d times:\n%s", parts, n, s.stderr.String())
+}

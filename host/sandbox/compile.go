@@ -1,0 +1,297 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// CompileLimits bound the compilation of one module. A zero field takes its
+// value from DefaultCompileLimits.
+type CompileLimits struct {
+	// Timeout bounds how long one module may take to compile. A module
+	// that takes longer is refused.
+	Timeout time.Duration
+	// Memory bounds what compiling one module may hold, beyond the
+	// compile worker's own start-up, with MemoryPerByte bytes more for
+	// every byte of the module. A module that needs more is refused.
+	// It is enforced only when modules compile in a worker (Config.Worker)
+	// on Linux.
+	Memory int64
+	// Concurrency bounds how many modules compile at once. It is separate
+	// from the bound on calls: a compilation never holds a run slot.
+	Concurrency int
+}
+
+// MemoryPerByte is what CompileLimits.Memory grows by for every byte of the
+// module being compiled. Compiling a Go guest held 12 to 23 times its size
+// at its peak (docs/design.md, "Resource promise").
+const MemoryPerByte = 32
+
+// DefaultCompileLimits are the limits a zero CompileLimits field stands for.
+func DefaultCompileLimits() CompileLimits {
+	return CompileLimits{Timeout: time.Minute, Memory: 256 << 20, Concurrency: 1}
+}
+
+func (l CompileLimits) withDefaults() CompileLimits {
+	d := DefaultCompileLimits()
+	if l.Timeout <= 0 {
+		l.Timeout = d.Timeout
+	}
+	if l.Memory <= 0 {
+		l.Memory = d.Memory
+	}
+	if l.Concurrency <= 0 {
+		l.Concurrency = d.Concurrency
+	}
+	return l
+}
+
+// memoryFor is the memory bound for compiling a module of size bytes.
+func (l CompileLimits) memoryFor(size int) int64 { return l.Memory + MemoryPerByte*int64(size) }
+
+// Worker is how to start a compile worker: a process that calls RunWorker
+// with the arguments the engine appends to Args. A worker compiles one
+// module and exits. Its own memory is bounded, it is killed when it runs
+// out of time or the engine closes, and if the compiler crashes on a
+// hostile module only the worker dies. The compiled code reaches the
+// engine through the compilation cache.
+type Worker struct {
+	Path string
+	Args []string
+}
+
+// Errors of a bounded compilation, which callers tell apart with errors.Is.
+var (
+	// ErrCompileTime: the module took longer than CompileLimits.Timeout.
+	ErrCompileTime = errors.New("compile time limit")
+	// ErrCompileMemory: the module needed more than its memory bound.
+	ErrCompileMemory = errors.New("compile memory limit")
+	// ErrEngineClosed: the engine was closed, or is closing.
+	ErrEngineClosed = errors.New("the engine is closed")
+)
+
+// compileError is a compilation that the limits stopped.
+type compileError struct {
+	kind error
+	msg  string
+}
+
+func (e *compileError) Error() string { return e.msg }
+func (e *compileError) Unwrap() error { return e.kind }
+
+// bounded runs compile with the engine's compile limits: at most
+// Concurrency at once, each within Timeout, and in a worker if the engine
+// has one. ctx bounds only the wait for a slot; once a compilation starts,
+// it ends on its own limits or when the engine closes, so that the callers
+// that wait for a module share its one compilation.
+func (e *Engine) bounded(ctx context.Context, wasm []byte, compile func(context.Context) (program, error)) (program, error) {
+	select {
+	case e.compileSlots <- struct{}{}:
+		defer func() { <-e.compileSlots }()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-e.stopping.Done():
+		return nil, ErrEngineClosed
+	}
+	cctx, cancel := context.WithTimeoutCause(e.stopping, e.limits.Timeout, ErrCompileTime)
+	defer cancel()
+	if e.worker != nil {
+		if err := e.inWorker(cctx, wasm); err != nil {
+			return nil, err
+		}
+	}
+	p, err := compile(cctx)
+	if err != nil && cctx.Err() != nil {
+		return nil, e.stopped(cctx)
+	}
+	return p, err
+}
+
+// stopped explains a compilation whose context ended.
+func (e *Engine) stopped(cctx context.Context) error {
+	if errors.Is(context.Cause(cctx), ErrCompileTime) {
+		return &compileError{ErrCompileTime, fmt.Sprintf("compiling took longer than the %s compile time limit", e.limits.Timeout)}
+	}
+	return ErrEngineClosed
+}
+
+// inWorker compiles wasm in a worker process, which leaves the compiled
+// code in the cache. A module that compiled in a worker before, with the
+// same engine and limits, is not compiled there again: compilation is
+// deterministic, so it is known to stay within them.
+func (e *Engine) inWorker(ctx context.Context, wasm []byte) error {
+	mark := e.markFor(wasm)
+	if _, err := os.Stat(mark); err == nil {
+		return nil
+	}
+	budget := e.limits.memoryFor(len(wasm))
+	args := append(append([]string(nil), e.worker.Args...),
+		"-engine", e.name, "-cache-dir", e.cacheDir, "-memory", strconv.FormatInt(budget, 10))
+	cmd := exec.CommandContext(ctx, e.worker.Path, args...)
+	cmd.Stdin = bytes.NewReader(wasm)
+	var stderr bytes.Buffer
+	cmd.Stderr = &limitedWriter{w: &stderr, n: 8 << 10}
+	cmd.SysProcAttr = workerAttr()
+	cmd.WaitDelay = time.Second
+	err := cmd.Run()
+	switch {
+	case err == nil:
+		if err := os.MkdirAll(filepath.Dir(mark), 0o700); err == nil {
+			_ = os.WriteFile(mark, nil, 0o600)
+		}
+		return nil
+	case ctx.Err() != nil:
+		return e.stopped(ctx)
+	}
+	text := strings.TrimSpace(stderr.String())
+	var exit *exec.ExitError
+	errors.As(err, &exit)
+	if exit != nil && exit.ExitCode() == workerRefused {
+		// The compiler's own verdict: the module is invalid.
+		return errors.New(compilerText(text))
+	}
+	if exit != nil && exit.ExitCode() == workerOutOfMemory || outOfMemory(text) {
+		return &compileError{ErrCompileMemory, fmt.Sprintf("compiling needed more than its memory bound of %s (%s, and %d bytes more for every byte of the module)", bytesText(uint64(budget)), bytesText(uint64(e.limits.Memory)), MemoryPerByte)}
+	}
+	first, _, _ := strings.Cut(text, "\n")
+	return fmt.Errorf("the compiler failed on this module (%v): %s", err, first)
+}
+
+// outOfMemory reads a worker's stderr for the marks of an allocation that
+// failed before the watchdog saw it: the Go runtime's fatal error, or the
+// Rust allocator's abort.
+func outOfMemory(stderr string) bool {
+	for _, mark := range []string{"out of memory", "cannot allocate memory", "memory allocation of"} {
+		if strings.Contains(stderr, mark) {
+			return true
+		}
+	}
+	return false
+}
+
+// markFor names the file that records that wasm compiled in a worker
+// within the current limits, by this build's engines.
+func (e *Engine) markFor(wasm []byte) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n%s\n%d\n%d\n", e.name, buildID, e.limits.Timeout, e.limits.Memory)
+	h.Write(wasm)
+	return filepath.Join(e.cacheDir, "wasmcp-compiled", hex.EncodeToString(h.Sum(nil)))
+}
+
+// buildID identifies the engines this binary was built with: a new version
+// of either may compile differently, so its marks are its own.
+var buildID = func() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	var b strings.Builder
+	for _, d := range info.Deps {
+		if strings.Contains(d.Path, "wazero") || strings.Contains(d.Path, "wasmtime") {
+			fmt.Fprintf(&b, "%s@%s %s;", d.Path, d.Version, d.Sum)
+		}
+	}
+	return b.String()
+}()
+
+// compilerText is what a compiler said of a module it refused, without what
+// only its own developers could use (wasmtime appends a Rust backtrace),
+// and short enough for a log line or a model.
+func compilerText(s string) string {
+	if i := strings.Index(s, "Stack backtrace:"); i >= 0 {
+		s = s[:i]
+	}
+	s = strings.TrimSpace(s)
+	if len(s) > 1024 {
+		s = strings.ToValidUTF8(s[:1024], "") + "…"
+	}
+	return s
+}
+
+// limitedWriter keeps the first n bytes written to it and drops the rest.
+type limitedWriter struct {
+	w io.Writer
+	n int
+}
+
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	if l.n > 0 {
+		k := min(len(p), l.n)
+		l.w.Write(p[:k])
+		l.n -= k
+	}
+	return len(p), nil
+}
+
+// A worker's exit status, besides 0, when it did its job: the compiler
+// refused the module (it is invalid, and stderr says why), or the worker
+// passed its memory bound.
+const (
+	workerRefused     = 10
+	workerOutOfMemory = 11
+)
+
+// RunWorker is the body of a compile worker: it reads one module from
+// stdin, compiles it with the engine its arguments name into their
+// compilation cache, and returns the process's exit status. The module is
+// the one Engine.Compile prepared, so that the cache entry it leaves is
+// the one Compile then finds. Before reading, it bounds its own memory (on
+// Linux): past the bound, it exits with workerOutOfMemory.
+func RunWorker(args []string, stdin io.Reader, stderr io.Writer) int {
+	fs := flag.NewFlagSet("compile-worker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	engine := fs.String("engine", DefaultEngine, "")
+	cacheDir := fs.String("cache-dir", "", "")
+	memory := fs.Int64("memory", 0, "")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *cacheDir == "" {
+		fmt.Fprintln(stderr, "compile worker: -cache-dir is required")
+		return 2
+	}
+	checkMemory := func() {}
+	if *memory > 0 {
+		var err error
+		if checkMemory, err = limitMemory(*memory); err != nil {
+			fmt.Fprintln(stderr, "compile worker:", err)
+			return 2
+		}
+	}
+	wasm, err := io.ReadAll(io.LimitReader(stdin, maxWorkerInput+1))
+	if err != nil || len(wasm) > maxWorkerInput {
+		fmt.Fprintln(stderr, "compile worker: reading the module:", err)
+		return 2
+	}
+	ctx := context.Background()
+	b, err := newBackend(ctx, Config{Engine: *engine, CacheDir: *cacheDir})
+	if err != nil {
+		fmt.Fprintln(stderr, "compile worker:", err)
+		return 2
+	}
+	_, err = b.compile(ctx, wasm)
+	checkMemory()
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return workerRefused
+	}
+	// The cache now holds the code; freeing it is the process's exit.
+	return 0
+}
+
+// maxWorkerInput bounds what a worker reads: no module the catalog loads is
+// larger.
+const maxWorkerInput = 256 << 20

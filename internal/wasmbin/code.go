@@ -1,0 +1,354 @@
+package wasmbin
+
+import (
+	"errors"
+	"fmt"
+)
+
+// code reads the code section: every function body, instruction by
+// instruction.
+func (p *parser) code(r *reader) error {
+	n, err := r.u32()
+	if err != nil {
+		return err
+	}
+	if int(n) != len(p.funcTypes) {
+		return fmt.Errorf("%d bodies for %d functions", n, len(p.funcTypes))
+	}
+	for i := 0; i < int(n); i++ {
+		size, err := r.u32()
+		if err != nil {
+			return fmt.Errorf("function %d: %w", i, err)
+		}
+		if uint64(size) > uint64(len(r.b)-r.off) {
+			return fmt.Errorf("function %d: %w", i, errShort)
+		}
+		body := &reader{b: r.b[r.off : r.off+int(size)]}
+		r.off += int(size)
+		if err := p.body(body, p.funcTypes[i]); err != nil {
+			return fmt.Errorf("function %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// body reads one function body: its local declarations, then its
+// instructions up to the end that closes it.
+func (p *parser) body(r *reader, typ uint32) error {
+	locals := uint64(0)
+	if int(typ) < len(p.params) {
+		locals = uint64(p.params[typ])
+	}
+	if err := vector(r, "local declaration", func(int) error {
+		n, err := r.u32()
+		if err != nil {
+			return err
+		}
+		locals += uint64(n) // at most 2^32 declarations of 2^32 each: no overflow
+		return r.valType()
+	}); err != nil {
+		return err
+	}
+	sh := &p.m.Shape
+	sh.MaxLocals = max(sh.MaxLocals, locals)
+	sh.MaxFunctionSize = max(sh.MaxFunctionSize, len(r.b))
+	sh.TotalLocals = addSat(sh.TotalLocals, locals)
+
+	// blocks holds, for each open block (the body itself first), how
+	// many branches target it so far.
+	p.blocks = append(p.blocks[:0], 0)
+	p.branchCost, p.depth = 0, 1
+	sh.MaxNesting = max(sh.MaxNesting, 1)
+	for len(p.blocks) > 0 {
+		op, err := r.byte()
+		if err != nil {
+			return errors.New("the body ends before its final end")
+		}
+		switch op {
+		case 0x02, 0x03, 0x04: // block, loop, if
+			if err := p.blockType(r); err != nil {
+				return err
+			}
+			p.blocks = append(p.blocks, 0)
+			p.depth = max(p.depth, len(p.blocks))
+			sh.MaxNesting = max(sh.MaxNesting, p.depth)
+		case 0x0b: // end
+			n := p.blocks[len(p.blocks)-1]
+			p.blocks = p.blocks[:len(p.blocks)-1]
+			sh.MaxBlockBranches = max(sh.MaxBlockBranches, n)
+			p.branchCost = addSat(p.branchCost, n*n)
+		default:
+			if err := p.instruction(r, op); err != nil {
+				return err
+			}
+		}
+	}
+	if !r.done() {
+		return errors.New("bytes after the end of the body")
+	}
+	sh.MaxBranchCost = max(sh.MaxBranchCost, p.branchCost)
+	sh.BranchCost = addSat(sh.BranchCost, p.branchCost)
+	sh.NestingCost = addSat(sh.NestingCost, uint64(p.depth)*uint64(p.depth))
+	return nil
+}
+
+// branch counts a branch to the block label names, if it is open (the
+// engine refuses the module otherwise).
+func (p *parser) branch(label uint32) {
+	if int64(label) < int64(len(p.blocks)) {
+		p.blocks[len(p.blocks)-1-int(label)]++
+	}
+}
+
+// blockType reads a block type: empty, one value type, or a type index
+// (a signed 33-bit integer, never negative).
+func (p *parser) blockType(r *reader) error {
+	if r.off >= len(r.b) {
+		return errShort
+	}
+	switch c := r.b[r.off]; {
+	case c == 0x40:
+		r.off++
+		return nil
+	case c&0xc0 == 0x40: // one byte, negative: a value type
+		if err := r.valType(); err != nil {
+			return err
+		}
+		p.m.Shape.MaxResults = max(p.m.Shape.MaxResults, 1)
+		return nil
+	}
+	return r.sleb(5)
+}
+
+// instruction reads the immediates of every instruction of WebAssembly 2.0
+// other than block, loop, if and end.
+func (p *parser) instruction(r *reader, op byte) error {
+	switch {
+	case op == 0x00, op == 0x01, op == 0x05, op == 0x0f, // unreachable, nop, else, return
+		op == 0x1a, op == 0x1b, // drop, select
+		op >= 0x45 && op <= 0xc4, // numeric, sign extension
+		op == 0xd1:               // ref.is_null
+		return nil
+	case op == 0x0c, op == 0x0d: // br, br_if
+		label, err := r.u32()
+		p.branch(label)
+		return err
+	case op == 0x10, // call
+		op >= 0x20 && op <= 0x26, // local, global and table get/set/tee
+		op == 0xd2:               // ref.func
+		_, err := r.u32()
+		return err
+	case op == 0x0e:
+		return p.brTable(r)
+	case op == 0x11: // call_indirect: type, table
+		if _, err := r.u32(); err != nil {
+			return err
+		}
+		_, err := r.u32()
+		return err
+	case op == 0x1c: // select with types
+		return vector(r, "select type", func(int) error { return r.valType() })
+	case op >= 0x28 && op <= 0x3e: // loads and stores
+		return r.memarg()
+	case op == 0x3f, op == 0x40: // memory.size, memory.grow
+		return r.memoryIndex()
+	case op == 0x41:
+		return r.sleb(5)
+	case op == 0x42:
+		return r.sleb(10)
+	case op == 0x43:
+		return r.skip(4)
+	case op == 0x44:
+		return r.skip(8)
+	case op == 0xd0: // ref.null
+		ref, err := r.byte()
+		if err == nil && ref != 0x70 && ref != 0x6f {
+			err = fmt.Errorf("ref.null of unknown type 0x%02x", ref)
+		}
+		return err
+	case op == 0xfc:
+		return r.misc()
+	case op == 0xfd:
+		return r.simd()
+	}
+	if name, ok := unsupported[op]; ok {
+		return fmt.Errorf("instruction 0x%02x (%s) is not supported: wasmcp runs WebAssembly 2.0", op, name)
+	}
+	return fmt.Errorf("unknown instruction 0x%02x", op)
+}
+
+// unsupported names the instructions of later proposals, so that a module
+// that uses one is told which.
+var unsupported = map[byte]string{
+	0x06: "exception handling", 0x07: "exception handling", 0x08: "exception handling",
+	0x09: "exception handling", 0x0a: "exception handling", 0x18: "exception handling",
+	0x19: "exception handling", 0x1f: "exception handling",
+	0x12: "tail calls", 0x13: "tail calls", 0x14: "function references", 0x15: "function references",
+	0xd3: "function references", 0xd4: "function references", 0xd5: "function references", 0xd6: "function references",
+	0xfb: "garbage collection", 0xfe: "threads",
+}
+
+func (p *parser) brTable(r *reader) error {
+	n, err := r.u32()
+	if err != nil {
+		return err
+	}
+	for i := uint64(0); i <= uint64(n); i++ { // the targets, then the default
+		label, err := r.u32()
+		if err != nil {
+			return fmt.Errorf("br_table target %d: %w", i, err)
+		}
+		p.branch(label)
+	}
+	sh := &p.m.Shape
+	sh.MaxBrTable = max(sh.MaxBrTable, int(n)+1)
+	return nil
+}
+
+// memarg reads a load's or store's alignment and offset.
+func (r *reader) memarg() error {
+	align, err := r.u32()
+	if err != nil {
+		return err
+	}
+	if align >= 1<<6 {
+		// Bit 6 would announce a memory index (multi-memory).
+		return fmt.Errorf("alignment 2^%d is not supported (multi-memory?)", align)
+	}
+	_, err = r.u32()
+	return err
+}
+
+// memoryIndex reads the memory operand of memory.size, memory.grow and the
+// bulk memory instructions, which 2.0 requires to be 0.
+func (r *reader) memoryIndex() error {
+	idx, err := r.byte()
+	if err == nil && idx != 0 {
+		err = fmt.Errorf("memory index %d is not supported (multi-memory)", idx)
+	}
+	return err
+}
+
+// misc reads an instruction with the 0xfc prefix: saturating truncation,
+// bulk memory and table instructions.
+func (r *reader) misc() error {
+	sub, err := r.u32()
+	if err != nil {
+		return err
+	}
+	switch {
+	case sub <= 7: // trunc_sat
+		return nil
+	case sub == 8: // memory.init data, memory
+		if _, err := r.u32(); err != nil {
+			return err
+		}
+		return r.memoryIndex()
+	case sub == 9, sub == 13, sub >= 15 && sub <= 17: // data.drop, elem.drop, table.grow/size/fill
+		_, err := r.u32()
+		return err
+	case sub == 10: // memory.copy
+		if err := r.memoryIndex(); err != nil {
+			return err
+		}
+		return r.memoryIndex()
+	case sub == 11: // memory.fill
+		return r.memoryIndex()
+	case sub == 12, sub == 14: // table.init elem table, table.copy table table
+		if _, err := r.u32(); err != nil {
+			return err
+		}
+		_, err := r.u32()
+		return err
+	}
+	return fmt.Errorf("unknown instruction 0xfc %d", sub)
+}
+
+// simdOpcode reads the opcode after the 0xfd prefix. The format makes it
+// a LEB128 integer, but wazero reads one byte. The two agree on every
+// minimal encoding of an opcode of WebAssembly 2.0: a single byte, or for
+// 0x80 to 0xff a byte and then 0x01, which wazero takes for a nop (these
+// opcodes have no immediates). Any other encoding is refused, so that no
+// module can be read one way here and another by the engine.
+func (r *reader) simdOpcode() (uint32, error) {
+	b, err := r.byte()
+	if err != nil || b < 0x80 {
+		return uint32(b), err
+	}
+	next, err := r.byte()
+	if err != nil {
+		return 0, err
+	}
+	if next != 0x01 {
+		return 0, fmt.Errorf("instruction 0xfd with opcode bytes %#02x %#02x: %w", b, next, errSIMDEncoding)
+	}
+	return uint32(b), nil
+}
+
+// errSIMDEncoding is a SIMD opcode the engines would not read alike.
+var errSIMDEncoding = errors.New("not the minimal encoding of a WebAssembly 2.0 SIMD opcode")
+
+// simd reads an instruction with the 0xfd prefix: the fixed-width SIMD of
+// WebAssembly 2.0. Relaxed SIMD (0x100 and up) is not supported.
+func (r *reader) simd() error {
+	sub, err := r.simdOpcode()
+	if err != nil {
+		return err
+	}
+	switch {
+	case sub <= 0x0b, sub == 0x5c, sub == 0x5d: // v128 loads and stores, load_zero
+		return r.memarg()
+	case sub == 0x0c, sub == 0x0d: // v128.const, i8x16.shuffle
+		return r.skip(16)
+	case sub >= 0x15 && sub <= 0x22: // extract and replace lane
+		return r.skip(1)
+	case sub >= 0x54 && sub <= 0x5b: // load and store lane
+		if err := r.memarg(); err != nil {
+			return err
+		}
+		return r.skip(1)
+	case sub <= 0xff:
+		return nil
+	}
+	return fmt.Errorf("instruction 0xfd %d is not supported: wasmcp runs WebAssembly 2.0 (no relaxed SIMD)", sub)
+}
+
+// constExpr reads a constant expression: the instructions WebAssembly 2.0
+// allows in one, up to its end.
+func (r *reader) constExpr() error {
+	for {
+		op, err := r.byte()
+		if err != nil {
+			return err
+		}
+		switch op {
+		case 0x0b:
+			return nil
+		case 0x41:
+			err = r.sleb(5)
+		case 0x42:
+			err = r.sleb(10)
+		case 0x43:
+			err = r.skip(4)
+		case 0x44:
+			err = r.skip(8)
+		case 0x23, 0xd2: // global.get, ref.func
+			_, err = r.u32()
+		case 0xd0:
+			_, err = r.byte()
+		case 0xfd:
+			var sub uint32
+			if sub, err = r.simdOpcode(); err == nil {
+				if sub != 0x0c {
+					return fmt.Errorf("instruction 0xfd %d is not allowed in a constant expression", sub)
+				}
+				err = r.skip(16)
+			}
+		default:
+			return fmt.Errorf("instruction 0x%02x is not allowed in a constant expression", op)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
