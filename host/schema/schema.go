@@ -9,6 +9,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -23,6 +26,17 @@ var printer = message.NewPrinter(language.English)
 // the first few to fix its call, and an attacker's deeply invalid argument
 // must not produce an unbounded error text.
 const MaxViolations = 20
+
+// Bounds on a schema, checked before it is compiled. The compiler's work
+// grows with the square of the number of subschemas and faster than that
+// with their depth (docs/design.md, "Manifests and schemas").
+const (
+	// MaxDepth bounds how deep a schema's JSON nests: {"not": {}} is 2.
+	MaxDepth = 64
+	// MaxNodes bounds how many objects and booleans, each a possible
+	// subschema, a schema holds.
+	MaxNodes = 1024
+)
 
 // Schema is a compiled JSON Schema.
 type Schema struct {
@@ -45,11 +59,15 @@ func (refuseLoader) Load(url string) (any, error) {
 const resourceURL = "urn:wasmcp:schema"
 
 // Compile compiles a schema; 2020-12 is the dialect unless $schema says
-// otherwise. The schema is checked against its meta-schema.
+// otherwise. The schema is checked against its meta-schema, against
+// MaxDepth and MaxNodes before that, and against MaxEvaluations after.
 func Compile(raw json.RawMessage) (*Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return nil, fmt.Errorf("schema is not JSON: %w", err)
+	}
+	if err := checkSize(doc); err != nil {
+		return nil, err
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
@@ -65,7 +83,45 @@ func Compile(raw json.RawMessage) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("invalid schema: %s", strings.ReplaceAll(err.Error(), resourceURL, "schema"))
 	}
+	if _, err := evaluations(s); err != nil {
+		return nil, fmt.Errorf("schema refused: %w", err)
+	}
 	return &Schema{s: s}, nil
+}
+
+// checkSize holds a schema to MaxDepth and MaxNodes. It stops at the first
+// level past the bound, so its own recursion is bounded too.
+func checkSize(doc any) error {
+	nodes := 0
+	var walk func(v any, depth int) error
+	walk = func(v any, depth int) error {
+		var elems iter.Seq[any]
+		switch v := v.(type) {
+		case map[string]any:
+			nodes++
+			elems = maps.Values(v)
+		case []any:
+			elems = slices.Values(v)
+		case bool:
+			nodes++
+		}
+		if nodes > MaxNodes {
+			return fmt.Errorf("schema has more than %d objects and booleans (each a possible subschema), this server's limit: make it smaller, sharing repeated parts through $defs", MaxNodes)
+		}
+		if elems == nil {
+			return nil
+		}
+		if depth > MaxDepth {
+			return fmt.Errorf("schema nests more than %d levels deep, this server's limit: move nested parts into $defs and refer to them with $ref", MaxDepth)
+		}
+		for e := range elems {
+			if err := walk(e, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return walk(doc, 1)
 }
 
 // Violation is one way a value fails a schema.

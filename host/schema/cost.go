@@ -1,0 +1,353 @@
+package schema
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// MaxEvaluations bounds how much work validating one place in a value may
+// take: how many schemas apply there (through $ref, allOf, anyOf, oneOf,
+// not, if/then/else and dependentSchemas, and from the schemas at the place
+// above it), each counting once plus once per listSpan of the lists it
+// goes through (enum and const values, required, properties). Real tool
+// schemas need tens; a schema of $defs that each refer twice to the one
+// before needs 2^n, and validating one value against it would take minutes.
+const MaxEvaluations = 1000
+
+// listSpan is how many entries of a schema's lists (enum values, required
+// names, properties) cost as much as evaluating a schema: a miss against a
+// 50,000-value enum takes about as long as 700 evaluations of
+// {"type": "string"}.
+const listSpan = 64
+
+// maxAnalysis bounds the work of the cost analysis itself, in schemas
+// visited. Schemas that are large, or recurse in many interleaved ways,
+// reach it long before a real one does.
+const maxAnalysis = 1 << 20
+
+// evaluations works out, from a compiled schema, the most work (in the
+// units of MaxEvaluations) that validating any value against it can take at
+// one place in the value, or why the schema is refused.
+//
+// It follows the library's validator: at each place, the schemas that
+// apply there (its entries) and everything they apply in place. The places
+// below are grouped by what decides which schemas reach them: one group per
+// property name some schema names, one for every other name, one for
+// property names themselves (propertyNames), one per array index some
+// schema names (prefixItems), and one for every other index. Each
+// group's entries make a state; states are explored until none is new, so
+// recursion that repeats the same state costs nothing more, and recursion
+// that grows (two schemas that each apply the schema above them again)
+// grows until it passes the bound. Pattern properties are taken to match
+// every name, and additionalProperties every name its schema does not
+// list: the bound may be above the truth, never below.
+func evaluations(root *jsonschema.Schema) (int, error) {
+	a := &analysis{own: map[*jsonschema.Schema]int{}, onPath: map[*jsonschema.Schema]bool{}, ids: map[*jsonschema.Schema]int{}}
+	first := state{{root, 1}}
+	seen := map[string]bool{a.key(first): true}
+	queue := []found{{first, ""}}
+	most := 0
+	for len(queue) > 0 {
+		f := queue[0]
+		queue = queue[1:]
+		n, err := a.cost(f.state)
+		if err != nil {
+			return 0, err
+		}
+		if n > MaxEvaluations {
+			return 0, fmt.Errorf("validating a value could take more than %d schema evaluations at %s, this server's limit for one place in a value: "+
+				"simplify the allOf/anyOf/oneOf and $ref chains that apply there", MaxEvaluations, where(f.at))
+		}
+		most = max(most, n)
+		for _, c := range a.below(f.state) {
+			if k := a.key(c.state); !seen[k] {
+				seen[k] = true
+				queue = append(queue, found{c.state, f.at + c.at})
+			}
+		}
+		if a.visits > maxAnalysis {
+			return 0, fmt.Errorf("schema is too intricate for this server to bound what validating against it costs (it gave up after %d steps): "+
+				"use fewer, simpler $ref and allOf/anyOf/oneOf combinations", maxAnalysis)
+		}
+	}
+	return most, nil
+}
+
+// entry is a schema applied at a place, n times over.
+type entry struct {
+	s *jsonschema.Schema
+	n int
+}
+
+// state is the schemas applied at a place, by the places above it, sorted
+// by id.
+type state []entry
+
+// found is a state and the first place (a JSON pointer with wildcards) it
+// was found at.
+type found struct {
+	state state
+	at    string
+}
+
+type analysis struct {
+	own    map[*jsonschema.Schema]int // cost of a schema with all it applies in place
+	onPath map[*jsonschema.Schema]bool
+	ids    map[*jsonschema.Schema]int
+	visits int
+}
+
+func (a *analysis) id(s *jsonschema.Schema) int {
+	id, ok := a.ids[s]
+	if !ok {
+		id = len(a.ids)
+		a.ids[s] = id
+	}
+	return id
+}
+
+func (a *analysis) key(st state) string {
+	var b strings.Builder
+	for _, e := range st {
+		b.WriteString(strconv.Itoa(a.id(e.s)))
+		b.WriteByte('*')
+		b.WriteString(strconv.Itoa(e.n))
+		b.WriteByte(',')
+	}
+	return b.String()
+}
+
+// cost is the work at a place whose entries are st.
+func (a *analysis) cost(st state) (int, error) {
+	total := 0
+	for _, e := range st {
+		c, err := a.inPlace(e.s)
+		if err != nil {
+			return 0, err
+		}
+		total = min(total+e.n*c, MaxEvaluations+1)
+	}
+	return total, nil
+}
+
+// inPlace is the cost of s and everything s applies at the same place,
+// capped just past the bound. The schemas applied in place must form no
+// cycle: the library would stop such a cycle with a "reference cycle"
+// error on every value that reaches it, so the schema is refused here,
+// where its author sees why.
+func (a *analysis) inPlace(s *jsonschema.Schema) (int, error) {
+	if c, ok := a.own[s]; ok {
+		return c, nil
+	}
+	if a.onPath[s] {
+		return 0, fmt.Errorf("schema at %s applies itself again at the same place in the value (through $ref, allOf, anyOf, oneOf, not, if/then/else or dependentSchemas), a cycle the validator can only break by failing the value",
+			where(location(s)))
+	}
+	a.onPath[s] = true
+	defer delete(a.onPath, s)
+	a.visits++
+	c := weight(s)
+	edges, err := sameplace(s)
+	if err != nil {
+		return 0, err
+	}
+	for _, t := range edges {
+		ct, err := a.inPlace(t)
+		if err != nil {
+			return 0, err
+		}
+		c = min(c+ct, MaxEvaluations+1)
+	}
+	a.own[s] = c
+	return c, nil
+}
+
+// weight is what evaluating s itself costs: one, plus its lists.
+func weight(s *jsonschema.Schema) int {
+	n := len(s.Required) + len(s.Properties) + len(s.PatternProperties) + len(s.Dependencies)
+	for _, req := range s.DependentRequired {
+		n += len(req)
+	}
+	if s.Enum != nil {
+		for _, v := range s.Enum.Values {
+			n += values(v)
+		}
+	}
+	if s.Const != nil {
+		n += values(*s.Const)
+	}
+	return 1 + n/listSpan
+}
+
+// values counts the JSON values in v, which comparing a value to v may
+// each have to look at.
+func values(v any) int {
+	n := 1
+	switch v := v.(type) {
+	case map[string]any:
+		for _, e := range v {
+			n += values(e)
+		}
+	case []any:
+		for _, e := range v {
+			n += values(e)
+		}
+	}
+	return n
+}
+
+// sameplace lists the schemas s applies at its own place in the value, as
+// often as it applies each.
+func sameplace(s *jsonschema.Schema) ([]*jsonschema.Schema, error) {
+	var out []*jsonschema.Schema
+	add := func(ts ...*jsonschema.Schema) {
+		for _, t := range ts {
+			if t != nil {
+				out = append(out, t)
+			}
+		}
+	}
+	add(s.Ref, s.Not, s.If, s.Then, s.Else)
+	add(s.AllOf...)
+	add(s.AnyOf...)
+	add(s.OneOf...)
+	for _, k := range slices.Sorted(maps.Keys(s.DependentSchemas)) {
+		add(s.DependentSchemas[k])
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Dependencies)) {
+		if t, ok := s.Dependencies[k].(*jsonschema.Schema); ok {
+			add(t)
+		}
+	}
+	// A dynamic reference goes wherever the schemas validation passed
+	// through say, which no walk of the schema alone can bound.
+	if r := s.RecursiveRef; r != nil {
+		if r.RecursiveAnchor {
+			return nil, fmt.Errorf("schema at %s uses $recursiveRef to a $recursiveAnchor, whose target depends on the value: this server cannot bound its cost; use $ref", where(location(s)))
+		}
+		add(r)
+	}
+	if r := s.DynamicRef; r != nil {
+		if r.Anchor != "" && r.Ref.DynamicAnchor == r.Anchor {
+			return nil, fmt.Errorf("schema at %s uses $dynamicRef to a $dynamicAnchor, whose target depends on the value: this server cannot bound its cost; use $ref", where(location(s)))
+		}
+		add(r.Ref)
+	}
+	return out, nil
+}
+
+// below is the states of the places one step below a place whose entries
+// are st, each with the step that leads there.
+func (a *analysis) below(st state) []found {
+	// Every schema evaluated at the place, with how often.
+	var all []entry
+	var walk func(s *jsonschema.Schema, n int)
+	walk = func(s *jsonschema.Schema, n int) {
+		a.visits++
+		all = append(all, entry{s, n})
+		edges, _ := sameplace(s) // cost has already refused what errs
+		for _, t := range edges {
+			walk(t, n)
+		}
+	}
+	for _, e := range st {
+		walk(e.s, e.n)
+	}
+
+	var out []found
+	group := func(at string, pick func(s *jsonschema.Schema) []*jsonschema.Schema) {
+		counts := map[*jsonschema.Schema]int{}
+		for _, e := range all {
+			for _, t := range pick(e.s) {
+				if t != nil {
+					counts[t] += e.n
+				}
+			}
+		}
+		if len(counts) == 0 {
+			return
+		}
+		next := make(state, 0, len(counts))
+		for t, n := range counts {
+			next = append(next, entry{t, n})
+		}
+		slices.SortFunc(next, func(x, y entry) int { return cmp.Compare(a.id(x.s), a.id(y.s)) })
+		out = append(out, found{next, at})
+	}
+
+	// Objects.
+	names := map[string]bool{}
+	for _, e := range all {
+		for k := range e.s.Properties {
+			names[k] = true
+		}
+	}
+	anyName := func(s *jsonschema.Schema) []*jsonschema.Schema {
+		ts := slices.Collect(maps.Values(s.PatternProperties))
+		if t, ok := s.AdditionalProperties.(*jsonschema.Schema); ok {
+			ts = append(ts, t)
+		}
+		return append(ts, s.UnevaluatedProperties)
+	}
+	for _, k := range slices.Sorted(maps.Keys(names)) {
+		group("/"+pointerEscaper.Replace(k), func(s *jsonschema.Schema) []*jsonschema.Schema {
+			if t, ok := s.Properties[k]; ok {
+				return append(slices.Collect(maps.Values(s.PatternProperties)), t, s.UnevaluatedProperties)
+			}
+			return anyName(s)
+		})
+	}
+	group("/<any property>", anyName)
+	group("/<a property name>", func(s *jsonschema.Schema) []*jsonschema.Schema { return []*jsonschema.Schema{s.PropertyNames} })
+
+	// Arrays.
+	tuple := 0
+	for _, e := range all {
+		tuple = max(tuple, len(e.s.PrefixItems))
+		if items, ok := e.s.Items.([]*jsonschema.Schema); ok {
+			tuple = max(tuple, len(items))
+		}
+	}
+	item := func(i int) func(s *jsonschema.Schema) []*jsonschema.Schema {
+		return func(s *jsonschema.Schema) []*jsonschema.Schema {
+			ts := []*jsonschema.Schema{s.Contains, s.UnevaluatedItems}
+			if i >= 0 && i < len(s.PrefixItems) {
+				ts = append(ts, s.PrefixItems[i])
+			} else {
+				ts = append(ts, s.Items2020)
+			}
+			switch items := s.Items.(type) {
+			case *jsonschema.Schema:
+				ts = append(ts, items)
+			case []*jsonschema.Schema:
+				if i >= 0 && i < len(items) {
+					ts = append(ts, items[i])
+				} else if t, ok := s.AdditionalItems.(*jsonschema.Schema); ok {
+					ts = append(ts, t)
+				}
+			}
+			return ts
+		}
+	}
+	for i := range tuple {
+		group("/"+strconv.Itoa(i), item(i))
+	}
+	group("/<any index>", item(-1))
+	return out
+}
+
+// location is where s is in the tool's schema, as a JSON pointer.
+func location(s *jsonschema.Schema) string { return keywordPointer(s.Location) }
+
+func where(p string) string {
+	if p == "" {
+		return "the root"
+	}
+	return p
+}

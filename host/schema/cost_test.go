@@ -1,0 +1,109 @@
+package schema
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// doubling is the bomb of $defs that each refer twice to the one before:
+// validating anything against it evaluates 2^(n+2)-2 schemas at one place.
+func doubling(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"type":"object","$defs":{"d0":{"type":"number"}`)
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, `,"d%d":{"allOf":[{"$ref":"#/$defs/d%d"},{"$ref":"#/$defs/d%d"}]}`, i, i-1, i-1)
+	}
+	fmt.Fprintf(&b, `},"properties":{"x":{"$ref":"#/$defs/d%d"}}}`, n)
+	return b.String()
+}
+
+func TestCompileRefusesCostlySchemas(t *testing.T) {
+	for _, tc := range []struct{ name, schema, says string }{
+		{"doubling $defs", doubling(10), "more than 1000 schema evaluations at /x"},
+		{"doubling $defs, deep", doubling(40), "more than 1000 schema evaluations at /x"},
+		{"doubling through items", `{"$defs":{"d":{"allOf":[{"items":{"$ref":"#/$defs/d"}},{"items":{"$ref":"#/$defs/d"}}]}},"$ref":"#/$defs/d"}`,
+			"more than 1000 schema evaluations at /<any index>/<any index>/"},
+		{"doubling through properties", `{"$defs":{"d":{"properties":{"a":{"$ref":"#/$defs/d"}},"patternProperties":{"":{"$ref":"#/$defs/d"}}}},"$ref":"#/$defs/d"}`,
+			"more than 1000 schema evaluations at /a/a/a/"},
+		{"wide allOf", `{"allOf":[` + strings.Repeat(`{},`, 1000) + `{}]}`, "more than 1000 schema evaluations at the root"},
+		{"self through allOf", `{"$defs":{"a":{"allOf":[{"$ref":"#/$defs/a"}]}},"$ref":"#/$defs/a"}`, "schema at /$defs/a applies itself again at the same place"},
+		{"self through anyOf", `{"$defs":{"a":{"anyOf":[{"type":"string"},{"$ref":"#/$defs/a"}]}},"properties":{"x":{"$ref":"#/$defs/a"}}}`, "applies itself again"},
+		{"root through not", `{"not":{"$ref":"#"}}`, "schema at the root applies itself again"},
+		{"dynamic reference", `{"$dynamicAnchor":"node","properties":{"x":{"$dynamicRef":"#node"}}}`, "uses $dynamicRef to a $dynamicAnchor"},
+		{"recursive reference", `{"$schema":"https://json-schema.org/draft/2019-09/schema","$recursiveAnchor":true,"properties":{"x":{"$recursiveRef":"#"}}}`,
+			"uses $recursiveRef to a $recursiveAnchor"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Compile([]byte(tc.schema))
+			if err == nil || !strings.Contains(err.Error(), tc.says) {
+				t.Fatalf("Compile = %v; want an error saying %q", err, tc.says)
+			}
+		})
+	}
+}
+
+func TestCompileAcceptsLargeListsAndStaticReferences(t *testing.T) {
+	for name, src := range map[string]string{
+		"a 50,000-value enum": bigEnum(50000),
+		// $dynamicRef to an anchor its target lacks is a plain $ref.
+		"static $dynamicRef": `{"$defs":{"a":{"type":"string"}},"properties":{"x":{"$dynamicRef":"#/$defs/a"}}}`,
+		"at the bound":       `{"allOf":[` + strings.Repeat(`{},`, MaxEvaluations-2) + `{}]}`,
+	} {
+		if _, err := Compile([]byte(src)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+func bigEnum(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"type":"object","properties":{"code":{"enum":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(strconv.Quote(fmt.Sprintf("value-%07d", i)))
+	}
+	b.WriteString(`]}}}`)
+	return b.String()
+}
+
+func TestCompileRefusesDeepOrLargeSchemas(t *testing.T) {
+	props := func(n int, v string) string {
+		var b strings.Builder
+		b.WriteString(`{"properties":{`)
+		for i := range n {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, `"p%d":%s`, i, v)
+		}
+		b.WriteString(`}}`)
+		return b.String()
+	}
+	for _, tc := range []struct {
+		name, schema string
+		says         string // "" when the schema is within the bounds
+	}{
+		{"deepest allowed", nots(MaxDepth - 1), ""},
+		{"one level too deep", nots(MaxDepth), "more than 64 levels deep"},
+		{"the 3,000-deep bomb", nots(3000), "more than 64 levels deep"},
+		{"deep in an array", `{"enum":[` + strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth) + `]}`, "more than 64 levels deep"},
+		// The root and "properties" are two of the objects.
+		{"largest allowed", props(MaxNodes-2, "{}"), ""},
+		{"one object too many", props(MaxNodes-1, "{}"), "more than 1024 objects and booleans"},
+		{"booleans count", props(MaxNodes-1, "true"), "more than 1024 objects and booleans"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Compile([]byte(tc.schema))
+			switch {
+			case tc.says == "" && err != nil:
+				t.Fatalf("Compile = %v; want it compiled", err)
+			case tc.says != "" && (err == nil || !strings.Contains(err.Error(), tc.says)):
+				t.Fatalf("Compile = %v; want an error saying %q", err, tc.says)
+			}
+		})
+	}
+}
