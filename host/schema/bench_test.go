@@ -51,3 +51,50 @@ func BenchmarkCompileAtBounds(b *testing.B) {
 		})
 	}
 }
+
+// allOf is a schema that applies s n times at one place.
+func allOf(n int, s string) string {
+	return `{"allOf":[` + strings.Repeat(s+",", n-1) + s + `]}`
+}
+
+// array is a JSON array of n copies of v.
+func array(n int, v string) string { return "[" + strings.Repeat(v+",", n-1) + v + "]" }
+
+// BenchmarkValidateAtBudget measures the costliest validations MaxWork lets
+// through: values as large as the budget allows, each failing or costly.
+func BenchmarkValidateAtBudget(b *testing.B) {
+	var enum strings.Builder
+	enum.WriteString(`{"items":{"enum":[`)
+	for i := range 50000 {
+		if i > 0 {
+			enum.WriteString(",")
+		}
+		fmt.Fprintf(&enum, `"value-%07d"`, i)
+	}
+	enum.WriteString(`]}}`)
+	for _, c := range []struct {
+		name, schema string
+		value        func(perPlace int) string
+	}{
+		{"every-item-fails", `{"items":{"type":"string"}}`, func(n int) string { return array(MaxWork/n-2, "0") }},
+		{"32-failures-per-item", `{"items":` + allOf(31, `{"type":"string"}`) + `}`, func(n int) string { return array(MaxWork/n-2, "0") }},
+		{"patterns-over-text", allOf(7, `{"pattern":"^(a|b)*c$"}`), func(n int) string { return `"` + strings.Repeat("ab", (MaxWork/n-2)*textSpan/2) + `"` }},
+		{"enum-misses", enum.String(), func(n int) string { return array(MaxWork/n-2, `"value-0000000x"`) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			s, err := Compile([]byte(c.schema))
+			if err != nil {
+				b.Fatal(err)
+			}
+			value := []byte(c.value(s.perPlace))
+			vs, err := s.Validate(value)
+			if err != nil || len(vs) == 0 || vs[0].Keyword == "" {
+				b.Fatalf("Validate = %v, %v; want the schema's own violations", vs, err)
+			}
+			b.ReportMetric(float64(len(value)), "value-bytes")
+			for b.Loop() {
+				s.Validate(value)
+			}
+		})
+	}
+}

@@ -19,6 +19,36 @@ func doubling(n int) string {
 	return b.String()
 }
 
+func TestEvaluationsPerPlace(t *testing.T) {
+	for _, tc := range []struct {
+		name, schema string
+		want         int
+	}{
+		{"plain object", calcSchema, 1},
+		{"allOf of two", `{"allOf":[{},{}]}`, 3},
+		{"a $ref counts its target", `{"$defs":{"a":{"type":"string"}},"properties":{"x":{"$ref":"#/$defs/a"}}}`, 2},
+		// The root and the property are different places.
+		{"property under a union", `{"anyOf":[{"properties":{"x":{}}},{"properties":{"x":{}}}]}`, 3},
+		// Both branches apply their own schema to x.
+		{"two schemas for one property", `{"properties":{"x":{"allOf":[{},{}]}},"allOf":[{"properties":{"x":{}}}]}`, 4},
+		{"recursion that repeats", `{"$defs":{"node":{"type":"object","properties":{"children":{"type":"array","items":{"$ref":"#/$defs/node"}}}}},"$ref":"#/$defs/node"}`, 2},
+		{"items and contains at one index", `{"items":{"allOf":[{},{}]},"contains":{}}`, 4},
+		{"tuple, then the rest", `{"prefixItems":[{"allOf":[{},{},{}]}],"items":{}}`, 4},
+		{"a small doubling", doubling(7), 510},
+		{"lists cost by the span", `{"enum":[` + strings.Repeat(`1,`, 2*listSpan-1) + `1]}`, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Compile([]byte(tc.schema))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.perPlace != tc.want {
+				t.Errorf("evaluations per place = %d; want %d", s.perPlace, tc.want)
+			}
+		})
+	}
+}
+
 func TestCompileRefusesCostlySchemas(t *testing.T) {
 	for _, tc := range []struct{ name, schema, says string }{
 		{"doubling $defs", doubling(10), "more than 1000 schema evaluations at /x"},
