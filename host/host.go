@@ -308,7 +308,7 @@ func (h *Host) call(ctx context.Context, t *catalog.Tool, args json.RawMessage, 
 	if run.Failure != nil {
 		return denied(errorResult(failureText(t.Spec.Name, run)), perm.Missing, run.Denials), outcome{kind: string(run.Failure.Kind), peak: run.PeakMemory, queued: queued}
 	}
-	res, err := Result(t, run.Stdout)
+	res, err := Result(t, run.Stdout, h.log)
 	if err != nil {
 		return errorResult(fmt.Sprintf("%s returned an unusable result: %v", t.Spec.Name, err)), outcome{kind: observe.BadOutput, peak: run.PeakMemory, queued: queued}
 	}
