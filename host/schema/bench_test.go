@@ -12,7 +12,8 @@ import (
 func nots(n int) string { return strings.Repeat(`{"not":`, n) + `{}` + strings.Repeat(`}`, n) }
 
 // atBounds are schemas at MaxDepth and MaxNodes, shaped for the most
-// compiling each bound allows.
+// compiling each bound allows, and schemas that take the cost analysis as
+// far as it goes.
 func atBounds() map[string]string {
 	chains := (MaxNodes - 1) / (MaxDepth - 1)
 	var props strings.Builder
@@ -29,6 +30,10 @@ func atBounds() map[string]string {
 		"widest":        `{"allOf":[` + strings.Repeat(`{},`, MaxNodes-2) + `{}]}`,
 		"deep-and-wide": `{"allOf":[` + strings.Repeat(nots(MaxDepth-3)+",", chains-1) + nots(MaxDepth-3) + `]}`,
 		"properties":    props.String(),
+		// Not bounds on size: schemas that take the cost analysis as far as
+		// it goes.
+		"analysis-interleaved": interleaved(),
+		"analysis-crossed":     crossed(),
 	}
 }
 

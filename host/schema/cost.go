@@ -16,8 +16,9 @@ import (
 // not, if/then/else and dependentSchemas, and from the schemas at the place
 // above it), each counting once plus once per listSpan of the lists it
 // goes through (enum and const values, required, properties). Real tool
-// schemas need tens; a schema of $defs that each refer twice to the one
-// before needs 2^n, and validating one value against it would take minutes.
+// schemas need a handful; a schema of n $defs that each refer twice to the
+// one before needs 2^n, and validating one value against it took 4.5 s at
+// n = 20.
 const MaxEvaluations = 1000
 
 // listSpan is how many entries of a schema's lists (enum values, required
@@ -27,9 +28,9 @@ const MaxEvaluations = 1000
 const listSpan = 64
 
 // maxAnalysis bounds the work of the cost analysis itself, in schemas
-// visited. Schemas that are large, or recurse in many interleaved ways,
-// reach it long before a real one does.
-const maxAnalysis = 1 << 20
+// visited: real schemas take thousands of visits, and one that takes the
+// analysis this far costs it about 0.1 s (docs/design.md).
+const maxAnalysis = 1 << 17
 
 // evaluations works out, from a compiled schema, the most work (in the
 // units of MaxEvaluations) that validating any value against it can take at
@@ -48,10 +49,15 @@ const maxAnalysis = 1 << 20
 // every name, and additionalProperties every name its schema does not
 // list: the bound may be above the truth, never below.
 func evaluations(root *jsonschema.Schema) (int, error) {
-	a := &analysis{own: map[*jsonschema.Schema]int{}, onPath: map[*jsonschema.Schema]bool{}, ids: map[*jsonschema.Schema]int{}}
-	first := state{{root, 1}}
-	seen := map[string]bool{a.key(first): true}
-	queue := []found{{first, ""}}
+	a := &analysis{
+		own:    map[*jsonschema.Schema]int{},
+		onPath: map[*jsonschema.Schema]bool{},
+		ids:    map[*jsonschema.Schema]int{},
+		edges:  map[*jsonschema.Schema][]*jsonschema.Schema{},
+	}
+	start := &found{state: state{{root, 1}}}
+	seen := map[string]bool{a.key(start.state): true}
+	queue := []*found{start}
 	most := 0
 	for len(queue) > 0 {
 		f := queue[0]
@@ -62,13 +68,14 @@ func evaluations(root *jsonschema.Schema) (int, error) {
 		}
 		if n > MaxEvaluations {
 			return 0, fmt.Errorf("validating a value could take more than %d schema evaluations at %s, this server's limit for one place in a value: "+
-				"simplify the allOf/anyOf/oneOf and $ref chains that apply there", MaxEvaluations, where(f.at))
+				"simplify the allOf/anyOf/oneOf and $ref chains that apply there", MaxEvaluations, f.at())
 		}
 		most = max(most, n)
 		for _, c := range a.below(f.state) {
 			if k := a.key(c.state); !seen[k] {
 				seen[k] = true
-				queue = append(queue, found{c.state, f.at + c.at})
+				c.from = f
+				queue = append(queue, c)
 			}
 		}
 		if a.visits > maxAnalysis {
@@ -89,18 +96,46 @@ type entry struct {
 // by id.
 type state []entry
 
-// found is a state and the first place (a JSON pointer with wildcards) it
-// was found at.
+// found is a state and the first place it was found at: one step below
+// the place of another.
 type found struct {
 	state state
-	at    string
+	from  *found
+	step  string // a JSON pointer's step, or a wildcard
+}
+
+// at renders the place as a JSON pointer with wildcards, cut short, since
+// a place can be a thousand levels down.
+func (f *found) at() string {
+	var steps []string
+	for ; f.from != nil; f = f.from {
+		steps = append(steps, f.step)
+	}
+	if len(steps) == 0 {
+		return "the root"
+	}
+	slices.Reverse(steps)
+	return cut(strings.Join(steps, ""), MaxPointer)
 }
 
 type analysis struct {
 	own    map[*jsonschema.Schema]int // cost of a schema with all it applies in place
 	onPath map[*jsonschema.Schema]bool
 	ids    map[*jsonschema.Schema]int
+	edges  map[*jsonschema.Schema][]*jsonschema.Schema // sameplace, once worked out
 	visits int
+}
+
+// sameplace is the package's sameplace, remembered.
+func (a *analysis) sameplace(s *jsonschema.Schema) ([]*jsonschema.Schema, error) {
+	if e, ok := a.edges[s]; ok {
+		return e, nil
+	}
+	e, err := sameplace(s)
+	if err == nil {
+		a.edges[s] = e
+	}
+	return e, err
 }
 
 func (a *analysis) id(s *jsonschema.Schema) int {
@@ -147,13 +182,13 @@ func (a *analysis) inPlace(s *jsonschema.Schema) (int, error) {
 	}
 	if a.onPath[s] {
 		return 0, fmt.Errorf("schema at %s applies itself again at the same place in the value (through $ref, allOf, anyOf, oneOf, not, if/then/else or dependentSchemas), a cycle the validator can only break by failing the value",
-			where(location(s)))
+			where(s))
 	}
 	a.onPath[s] = true
 	defer delete(a.onPath, s)
 	a.visits++
 	c := weight(s)
-	edges, err := sameplace(s)
+	edges, err := a.sameplace(s)
 	if err != nil {
 		return 0, err
 	}
@@ -229,13 +264,13 @@ func sameplace(s *jsonschema.Schema) ([]*jsonschema.Schema, error) {
 	// through say, which no walk of the schema alone can bound.
 	if r := s.RecursiveRef; r != nil {
 		if r.RecursiveAnchor {
-			return nil, fmt.Errorf("schema at %s uses $recursiveRef to a $recursiveAnchor, whose target depends on the value: this server cannot bound its cost; use $ref", where(location(s)))
+			return nil, fmt.Errorf("schema at %s uses $recursiveRef to a $recursiveAnchor, whose target depends on the value: this server cannot bound its cost; use $ref", where(s))
 		}
 		add(r)
 	}
 	if r := s.DynamicRef; r != nil {
 		if r.Anchor != "" && r.Ref.DynamicAnchor == r.Anchor {
-			return nil, fmt.Errorf("schema at %s uses $dynamicRef to a $dynamicAnchor, whose target depends on the value: this server cannot bound its cost; use $ref", where(location(s)))
+			return nil, fmt.Errorf("schema at %s uses $dynamicRef to a $dynamicAnchor, whose target depends on the value: this server cannot bound its cost; use $ref", where(s))
 		}
 		add(r.Ref)
 	}
@@ -244,14 +279,14 @@ func sameplace(s *jsonschema.Schema) ([]*jsonschema.Schema, error) {
 
 // below is the states of the places one step below a place whose entries
 // are st, each with the step that leads there.
-func (a *analysis) below(st state) []found {
+func (a *analysis) below(st state) []*found {
 	// Every schema evaluated at the place, with how often.
 	var all []entry
 	var walk func(s *jsonschema.Schema, n int)
 	walk = func(s *jsonschema.Schema, n int) {
 		a.visits++
 		all = append(all, entry{s, n})
-		edges, _ := sameplace(s) // cost has already refused what errs
+		edges, _ := a.sameplace(s) // cost has already refused what errs
 		for _, t := range edges {
 			walk(t, n)
 		}
@@ -260,9 +295,10 @@ func (a *analysis) below(st state) []found {
 		walk(e.s, e.n)
 	}
 
-	var out []found
-	group := func(at string, pick func(s *jsonschema.Schema) []*jsonschema.Schema) {
+	var out []*found
+	group := func(step string, pick func(s *jsonschema.Schema) []*jsonschema.Schema) {
 		counts := map[*jsonschema.Schema]int{}
+		a.visits += len(all)
 		for _, e := range all {
 			for _, t := range pick(e.s) {
 				if t != nil {
@@ -278,7 +314,7 @@ func (a *analysis) below(st state) []found {
 			next = append(next, entry{t, n})
 		}
 		slices.SortFunc(next, func(x, y entry) int { return cmp.Compare(a.id(x.s), a.id(y.s)) })
-		out = append(out, found{next, at})
+		out = append(out, &found{state: next, step: step})
 	}
 
 	// Objects.
@@ -342,12 +378,10 @@ func (a *analysis) below(st state) []found {
 	return out
 }
 
-// location is where s is in the tool's schema, as a JSON pointer.
-func location(s *jsonschema.Schema) string { return keywordPointer(s.Location) }
-
-func where(p string) string {
-	if p == "" {
-		return "the root"
+// where names the place of s in the tool's schema, as a JSON pointer.
+func where(s *jsonschema.Schema) string {
+	if p := keywordPointer(s.Location); p != "" {
+		return p
 	}
-	return p
+	return "the root"
 }

@@ -74,6 +74,28 @@ func TestCompileRefusesCostlySchemas(t *testing.T) {
 	}
 }
 
+// interleaved is a schema of cheap places in more combinations than the
+// cost analysis will look at: nine recursions through "a", of prime
+// lengths, that come round together only every 223,092,870 levels.
+func interleaved() string {
+	var defs, all []string
+	for _, p := range []int{2, 3, 5, 7, 11, 13, 17, 19, 23} {
+		for j := range p {
+			defs = append(defs, fmt.Sprintf(`"c%d_%d":{"properties":{"a":{"$ref":"#/$defs/c%d_%d"}}}`, p, j, p, (j+1)%p))
+		}
+		all = append(all, fmt.Sprintf(`{"$ref":"#/$defs/c%d_0"}`, p))
+	}
+	return `{"$defs":{` + strings.Join(defs, ",") + `},"allOf":[` + strings.Join(all, ",") + `]}`
+}
+
+func TestCostAnalysisIsBounded(t *testing.T) {
+	for name, src := range map[string]string{"interleaved": interleaved(), "crossed": crossed()} {
+		if _, err := Compile([]byte(src)); err == nil || !strings.Contains(err.Error(), "too intricate") {
+			t.Errorf("%s: Compile = %v; want it refused as too intricate to bound", name, err)
+		}
+	}
+}
+
 func TestCompileAcceptsLargeListsAndStaticReferences(t *testing.T) {
 	for name, src := range map[string]string{
 		"a 50,000-value enum": bigEnum(50000),
@@ -136,4 +158,17 @@ func TestCompileRefusesDeepOrLargeSchemas(t *testing.T) {
 			}
 		})
 	}
+}
+
+// crossed is a schema of 500 places that each apply 200 schemas naming
+// 500 properties between them: the analysis's work grows with the product.
+func crossed() string {
+	var props, refs []string
+	for i := range 500 {
+		props = append(props, fmt.Sprintf(`"p%d":{"$ref":"#/$defs/x"}`, i))
+	}
+	for range 100 {
+		refs = append(refs, `{"$ref":"#/$defs/x"}`)
+	}
+	return `{"$defs":{"x":{"properties":{` + strings.Join(props, ",") + `}}},"allOf":[` + strings.Join(refs, ",") + `]}`
 }
