@@ -118,6 +118,7 @@ func (f *found) at() string {
 	return cut(strings.Join(steps, ""), MaxPointer)
 }
 
+// analysis is the state of one run of evaluations.
 type analysis struct {
 	own    map[*jsonschema.Schema]int // cost of a schema with all it applies in place
 	onPath map[*jsonschema.Schema]bool
@@ -147,6 +148,7 @@ func (a *analysis) id(s *jsonschema.Schema) int {
 	return id
 }
 
+// key names a state, for the set of those seen.
 func (a *analysis) key(st state) string {
 	var b strings.Builder
 	for _, e := range st {
@@ -375,13 +377,20 @@ func (a *analysis) below(st state) []*found {
 		group("/"+strconv.Itoa(i), item(i))
 	}
 	group("/<any index>", item(-1))
+	// contentSchema applies only where content is asserted, which Compile
+	// does not ask for: the library does not even compile it.
 	return out
 }
 
-// where names the place of s in the tool's schema, as a JSON pointer.
+// where names the place of s: a JSON pointer in the tool's schema, or the
+// URL of a standard meta-schema the tool's schema refers to.
 func where(s *jsonschema.Schema) string {
-	if p := keywordPointer(s.Location); p != "" {
-		return p
+	p, ours := strings.CutPrefix(s.Location, resourceURL+"#")
+	switch {
+	case !ours:
+		return s.Location
+	case p == "":
+		return "the root"
 	}
-	return "the root"
+	return p
 }

@@ -62,6 +62,9 @@ func TestCompileRefusesCostlySchemas(t *testing.T) {
 		{"self through anyOf", `{"$defs":{"a":{"anyOf":[{"type":"string"},{"$ref":"#/$defs/a"}]}},"properties":{"x":{"$ref":"#/$defs/a"}}}`, "applies itself again"},
 		{"root through not", `{"not":{"$ref":"#"}}`, "schema at the root applies itself again"},
 		{"dynamic reference", `{"$dynamicAnchor":"node","properties":{"x":{"$dynamicRef":"#node"}}}`, "uses $dynamicRef to a $dynamicAnchor"},
+		// The 2020-12 meta-schema extends itself through $dynamicRef.
+		{"the 2020-12 meta-schema", `{"properties":{"s":{"$ref":"https://json-schema.org/draft/2020-12/schema"}}}`,
+			"schema at https://json-schema.org/draft/2020-12/meta/"},
 		{"recursive reference", `{"$schema":"https://json-schema.org/draft/2019-09/schema","$recursiveAnchor":true,"properties":{"x":{"$recursiveRef":"#"}}}`,
 			"uses $recursiveRef to a $recursiveAnchor"},
 	} {
@@ -100,8 +103,9 @@ func TestCompileAcceptsLargeListsAndStaticReferences(t *testing.T) {
 	for name, src := range map[string]string{
 		"a 50,000-value enum": bigEnum(50000),
 		// $dynamicRef to an anchor its target lacks is a plain $ref.
-		"static $dynamicRef": `{"$defs":{"a":{"type":"string"}},"properties":{"x":{"$dynamicRef":"#/$defs/a"}}}`,
-		"at the bound":       `{"allOf":[` + strings.Repeat(`{},`, MaxEvaluations-2) + `{}]}`,
+		"static $dynamicRef":     `{"$defs":{"a":{"type":"string"}},"properties":{"x":{"$dynamicRef":"#/$defs/a"}}}`,
+		"at the bound":           `{"allOf":[` + strings.Repeat(`{},`, MaxEvaluations-2) + `{}]}`,
+		"draft-07's meta-schema": `{"properties":{"s":{"$ref":"http://json-schema.org/draft-07/schema#"}}}`,
 	} {
 		if _, err := Compile([]byte(src)); err != nil {
 			t.Errorf("%s: %v", name, err)
