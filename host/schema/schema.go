@@ -361,7 +361,7 @@ func cut(s string, n int) string {
 		return s
 	}
 	mark := printer.Sprintf("… (cut; %d bytes in all)", len(s))
-	keep := n - len(mark)
+	keep := max(n-len(mark), 0)
 	for keep > 0 && !utf8.RuneStart(s[keep]) {
 		keep--
 	}
