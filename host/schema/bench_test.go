@@ -18,7 +18,7 @@ func atBounds() map[string]string {
 	chains := (MaxNodes - 1) / (MaxDepth - 1)
 	var props strings.Builder
 	props.WriteString(`{"type":"object","properties":{`)
-	for i := range MaxNodes/2 - 1 {
+	for i := range MaxNodes - 2 {
 		if i > 0 {
 			props.WriteString(",")
 		}
