@@ -2,6 +2,7 @@ package schema
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -34,56 +35,128 @@ const maxAnalysis = 1 << 17
 
 // evaluations works out, from a compiled schema, the most work (in the
 // units of MaxEvaluations) that validating any value against it can take at
-// one place in the value, or why the schema is refused.
+// each place in the value, or why the schema is refused.
 //
 // It follows the library's validator: at each place, the schemas that
 // apply there (its entries) and everything they apply in place. The places
 // below are grouped by what decides which schemas reach them: one group per
 // property name some schema names, one for every other name, one for
 // property names themselves (propertyNames), one per array index some
-// schema names (prefixItems), and one for every other index. Each
-// group's entries make a state; states are explored until none is new, so
+// schema names (prefixItems), and one for every other index. Each group's
+// entries make a state; states are explored until none is new, so
 // recursion that repeats the same state costs nothing more, and recursion
 // that grows (two schemas that each apply the schema above them again)
 // grows until it passes the bound. Pattern properties are taken to match
 // every name, and additionalProperties every name its schema does not
 // list: the bound may be above the truth, never below.
-func evaluations(root *jsonschema.Schema) (int, error) {
+func evaluations(root *jsonschema.Schema) (*place, error) {
 	a := &analysis{
 		own:    map[*jsonschema.Schema]int{},
 		onPath: map[*jsonschema.Schema]bool{},
 		ids:    map[*jsonschema.Schema]int{},
 		edges:  map[*jsonschema.Schema][]*jsonschema.Schema{},
 	}
-	start := &found{state: state{{root, 1}}}
-	seen := map[string]bool{a.key(start.state): true}
+	start := &found{state: state{{root, 1}}, place: &place{}}
+	places := map[string]*place{a.key(start.state): start.place}
 	queue := []*found{start}
-	most := 0
 	for len(queue) > 0 {
 		f := queue[0]
 		queue = queue[1:]
 		n, err := a.cost(f.state)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		if n > MaxEvaluations {
-			return 0, fmt.Errorf("validating a value could take more than %d schema evaluations at %s, this server's limit for one place in a value: "+
+			return nil, fmt.Errorf("validating a value could take more than %d schema evaluations at %s, this server's limit for one place in a value: "+
 				"simplify the allOf/anyOf/oneOf and $ref chains that apply there", MaxEvaluations, f.at())
 		}
-		most = max(most, n)
-		for _, c := range a.below(f.state) {
-			if k := a.key(c.state); !seen[k] {
-				seen[k] = true
-				c.from = f
-				queue = append(queue, c)
+		f.place.cost = n
+		a.below(f.state, f.place, func(st state, step string) *place {
+			if len(st) == 0 {
+				return nil
 			}
-		}
+			k := a.key(st)
+			if p, ok := places[k]; ok {
+				return p
+			}
+			p := &place{}
+			places[k] = p
+			queue = append(queue, &found{state: st, from: f, step: step, place: p})
+			return p
+		})
 		if a.visits > maxAnalysis {
-			return 0, fmt.Errorf("schema is too intricate for this server to bound what validating against it costs (it gave up after %d steps): "+
+			return nil, fmt.Errorf("schema is too intricate for this server to bound what validating against it costs (it gave up after %d steps): "+
 				"use fewer, simpler $ref and allOf/anyOf/oneOf combinations", maxAnalysis)
 		}
 	}
-	return most, nil
+	return start.place, nil
+}
+
+// place is what the analysis found of a kind of place in a value: what
+// evaluating the schemas there costs, and the places one step below, nil
+// where no schema applies.
+type place struct {
+	cost     int
+	named    map[string]*place // properties some schema here names
+	anyName  *place            // every other property
+	keyName  *place            // property names themselves
+	indexed  []*place          // items at the indexes some schema here names
+	anyIndex *place            // every other item
+}
+
+// work bounds, in evaluations, what validating v at p costs, and says
+// whether v holds a number the library cannot check safely (checkable).
+// An object or an array costs p's evaluations once more per property or
+// item, which they may each go through, and text once more per textSpan
+// bytes, which a pattern scans.
+func (p *place) work(v any) (n int, unsafe bool) {
+	switch v := v.(type) {
+	case map[string]any:
+		n = p.per() * (1 + len(v))
+		for k, e := range v {
+			var next, key *place
+			if p != nil {
+				var named bool
+				if next, named = p.named[k]; !named {
+					next = p.anyName
+				}
+				key = p.keyName
+			}
+			m, u := next.work(e)
+			n += m + key.per()*(1+len(k)/textSpan)
+			unsafe = unsafe || u
+		}
+	case []any:
+		n = p.per() * (1 + len(v))
+		for i, e := range v {
+			var next *place
+			if p != nil {
+				next = p.anyIndex
+				if i < len(p.indexed) {
+					next = p.indexed[i]
+				}
+			}
+			m, u := next.work(e)
+			n += m
+			unsafe = unsafe || u
+		}
+	case string:
+		n = p.per() * (1 + len(v)/textSpan)
+	case json.Number:
+		n = p.per() * (1 + len(v)/textSpan)
+		unsafe = !checkable(string(v))
+	default:
+		n = p.per()
+	}
+	return n, unsafe
+}
+
+// per is the evaluations at p; none where no schema applies.
+func (p *place) per() int {
+	if p == nil {
+		return 0
+	}
+	return p.cost
 }
 
 // entry is a schema applied at a place, n times over.
@@ -96,10 +169,11 @@ type entry struct {
 // by id.
 type state []entry
 
-// found is a state and the first place it was found at: one step below
-// the place of another.
+// found is a state, its place, and the first place in a value it was
+// found at: one step below the place of another.
 type found struct {
 	state state
+	place *place
 	from  *found
 	step  string // a JSON pointer's step, or a wildcard
 }
@@ -279,9 +353,9 @@ func sameplace(s *jsonschema.Schema) ([]*jsonschema.Schema, error) {
 	return out, nil
 }
 
-// below is the states of the places one step below a place whose entries
-// are st, each with the step that leads there.
-func (a *analysis) below(st state) []*found {
+// below fills in p, the place whose entries are st, with the places one
+// step below it; to gives the place of a state, nil for an empty one.
+func (a *analysis) below(st state, p *place, to func(st state, step string) *place) {
 	// Every schema evaluated at the place, with how often.
 	var all []entry
 	var walk func(s *jsonschema.Schema, n int)
@@ -297,8 +371,7 @@ func (a *analysis) below(st state) []*found {
 		walk(e.s, e.n)
 	}
 
-	var out []*found
-	group := func(step string, pick func(s *jsonschema.Schema) []*jsonschema.Schema) {
+	group := func(step string, pick func(s *jsonschema.Schema) []*jsonschema.Schema) *place {
 		counts := map[*jsonschema.Schema]int{}
 		a.visits += len(all)
 		for _, e := range all {
@@ -308,15 +381,12 @@ func (a *analysis) below(st state) []*found {
 				}
 			}
 		}
-		if len(counts) == 0 {
-			return
-		}
 		next := make(state, 0, len(counts))
 		for t, n := range counts {
 			next = append(next, entry{t, n})
 		}
 		slices.SortFunc(next, func(x, y entry) int { return cmp.Compare(a.id(x.s), a.id(y.s)) })
-		out = append(out, &found{state: next, step: step})
+		return to(next, step)
 	}
 
 	// Objects.
@@ -333,16 +403,17 @@ func (a *analysis) below(st state) []*found {
 		}
 		return append(ts, s.UnevaluatedProperties)
 	}
+	p.named = make(map[string]*place, len(names))
 	for _, k := range slices.Sorted(maps.Keys(names)) {
-		group("/"+pointerEscaper.Replace(k), func(s *jsonschema.Schema) []*jsonschema.Schema {
+		p.named[k] = group("/"+pointerEscaper.Replace(k), func(s *jsonschema.Schema) []*jsonschema.Schema {
 			if t, ok := s.Properties[k]; ok {
 				return append(slices.Collect(maps.Values(s.PatternProperties)), t, s.UnevaluatedProperties)
 			}
 			return anyName(s)
 		})
 	}
-	group("/<any property>", anyName)
-	group("/<a property name>", func(s *jsonschema.Schema) []*jsonschema.Schema { return []*jsonschema.Schema{s.PropertyNames} })
+	p.anyName = group("/<any property>", anyName)
+	p.keyName = group("/<a property name>", func(s *jsonschema.Schema) []*jsonschema.Schema { return []*jsonschema.Schema{s.PropertyNames} })
 
 	// Arrays.
 	tuple := 0
@@ -373,13 +444,13 @@ func (a *analysis) below(st state) []*found {
 			return ts
 		}
 	}
+	p.indexed = make([]*place, tuple)
 	for i := range tuple {
-		group("/"+strconv.Itoa(i), item(i))
+		p.indexed[i] = group("/"+strconv.Itoa(i), item(i))
 	}
-	group("/<any index>", item(-1))
+	p.anyIndex = group("/<any index>", item(-1))
 	// contentSchema applies only where content is asserted, which Compile
 	// does not ask for: the library does not even compile it.
-	return out
 }
 
 // where names the place of s: a JSON pointer in the tool's schema, or the

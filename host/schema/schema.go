@@ -56,9 +56,10 @@ const (
 
 // Bounds on a value Validate checks.
 const (
-	// MaxWork bounds a validation's work: the value's parts times the
-	// schema's evaluations at one place (MaxEvaluations). A part is a
-	// value, a property name, or textSpan bytes of a string or number.
+	// MaxWork bounds a validation's work, in evaluations: over the places
+	// in the value, what the schemas there cost (MaxEvaluations), times
+	// one plus the place's properties or items, or its bytes of text over
+	// textSpan.
 	MaxWork = 1 << 18
 	// textSpan is how many bytes of text cost as much to check as one
 	// schema evaluation: a pattern scans a string at about 12 ns a byte,
@@ -75,8 +76,8 @@ const (
 // Schema is a compiled JSON Schema.
 type Schema struct {
 	s *jsonschema.Schema
-	// perPlace bounds the evaluations at one place in a value.
-	perPlace int
+	// plan bounds the evaluations at each place in a value.
+	plan *place
 }
 
 // refuseLoader refuses every external reference. The library's default
@@ -119,11 +120,11 @@ func Compile(raw json.RawMessage) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("invalid schema: %s", strings.ReplaceAll(err.Error(), resourceURL, "schema"))
 	}
-	n, err := evaluations(s)
+	plan, err := evaluations(s)
 	if err != nil {
 		return nil, fmt.Errorf("schema refused: %w", err)
 	}
-	return &Schema{s: s, perPlace: n}, nil
+	return &Schema{s: s, plan: plan}, nil
 }
 
 // checkSize holds a schema to MaxDepth and MaxNodes. It stops at the first
@@ -202,14 +203,14 @@ func (s *Schema) Validate(data []byte) ([]Violation, error) {
 // the library cannot check safely, or that is too large to check against
 // this schema within MaxWork, is refused before the library sees it.
 func (s *Schema) ValidateValue(v any) []Violation {
-	parts, unsafe := size(v)
+	work, unsafe := s.plan.work(v)
 	if unsafe {
 		f := &first{}
 		unchecked(v, nil, f)
 		return f.report()
 	}
-	if parts*s.perPlace > MaxWork {
-		return only(&tooLarge{parts: parts, perPlace: s.perPlace})
+	if work > MaxWork {
+		return only(&tooLarge{work})
 	}
 	return s.validate(v)
 }
@@ -305,7 +306,7 @@ func (f *first) report() []Violation {
 	for _, x := range f.kept {
 		v := Violation{
 			Pointer: cut(pointer(x.loc), MaxPointer),
-			Keyword: keywordPointer(x.keyword),
+			Keyword: keywordPointer(x.keyword) + pointer(x.kind.KeywordPath()),
 			Message: cut(render(x.kind), MaxMessage),
 		}
 		if size += len(v.String()); size > MaxText {
@@ -368,32 +369,6 @@ func cut(s string, n int) string {
 	return s[:keep] + mark
 }
 
-// size counts a value's parts, and says whether it holds a number the
-// library cannot check safely (see checkable).
-func size(v any) (parts int, unsafe bool) {
-	parts = 1
-	switch v := v.(type) {
-	case map[string]any:
-		for k, e := range v {
-			n, u := size(e)
-			parts += 1 + len(k)/textSpan + n
-			unsafe = unsafe || u
-		}
-	case []any:
-		for _, e := range v {
-			n, u := size(e)
-			parts += n
-			unsafe = unsafe || u
-		}
-	case string:
-		parts += len(v) / textSpan
-	case json.Number:
-		parts += len(v) / textSpan
-		unsafe = !checkable(string(v))
-	}
-	return parts, unsafe
-}
-
 // unchecked lists, with their places, the numbers in v that the library
 // cannot check safely.
 func unchecked(v any, loc []string, out *first) {
@@ -443,12 +418,12 @@ func (k *tooBig) LocalizedString(p *message.Printer) string {
 		maxDigits, maxExponent, cut(k.n, 64))
 }
 
-type tooLarge struct{ parts, perPlace int }
+type tooLarge struct{ work int }
 
 func (*tooLarge) KeywordPath() []string { return nil }
 func (k *tooLarge) LocalizedString(p *message.Printer) string {
-	return p.Sprintf("the value is too large to check against this schema: %d parts (values, property names, and %d-byte runs of text), "+
-		"at up to %d schema evaluations each, are more than this server's limit of %d evaluations; send a smaller value", k.parts, textSpan, k.perPlace, MaxWork)
+	return p.Sprintf("the value is too large to check against this schema: checking it could take up to %d schema evaluations, "+
+		"more than this server's limit of %d; send a smaller value", k.work, MaxWork)
 }
 
 type failed struct{ cause any }
