@@ -13,6 +13,7 @@ import (
 
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/host/catalog"
+	"github.com/wasmcp/wasmcp/host/schema"
 )
 
 var discard = slog.New(slog.DiscardHandler)
@@ -165,5 +166,30 @@ func TestOwnKey(t *testing.T) {
 		if got := ownKey(key); got != own {
 			t.Errorf("ownKey(%q) = %v; want %v", key, got, own)
 		}
+	}
+}
+
+func TestViolationTextsAreBounded(t *testing.T) {
+	var enum strings.Builder
+	for i := range 50000 {
+		fmt.Fprintf(&enum, `"value-%07d",`, i)
+	}
+	out, err := schema.Compile([]byte(`{"type":"object","properties":{"code":{"enum":[` + strings.TrimSuffix(enum.String(), ",") + `]}},
+		"additionalProperties":{"type":"string"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := &catalog.Tool{Spec: abi.Tool{Name: "t", Output: abi.OutputJSON}, Output: out}
+	var extra strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&extra, `,"%s%d":%d`, strings.Repeat("k", 500), i, i)
+	}
+	_, err = Result(tool, []byte(`{"code":"nope"`+extra.String()+`}`), discard)
+	if err == nil {
+		t.Fatal("Result accepted a structuredContent its outputSchema refuses")
+	}
+	text := err.Error()
+	if len(text) > schema.MaxText+200 || !strings.Contains(text, "49,984 more allowed values, not shown") || !strings.Contains(text, "more violations, not shown") {
+		t.Errorf("error text of %d bytes: %.600q…; want a short one, saying what it left out", len(text), text)
 	}
 }
