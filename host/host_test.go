@@ -520,7 +520,7 @@ func TestResult(t *testing.T) {
 		{"result not JSON", result, `hello`, "needs an MCP CallToolResult", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := Result(tc.tool, []byte(tc.stdout))
+			res, err := Result(tc.tool, []byte(tc.stdout), discard)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v; want one mentioning %q (result %+v)", err, tc.wantErr, res)
@@ -547,7 +547,7 @@ func TestLargeIntegersStayExact(t *testing.T) {
 		{abi.OutputResult, `{"content":[],"structuredContent":` + big + `}`},
 	} {
 		tool := &catalog.Tool{Spec: abi.Tool{Name: "t", Output: tc.mode}}
-		res, err := Result(tool, []byte(tc.stdout))
+		res, err := Result(tool, []byte(tc.stdout), discard)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -560,7 +560,7 @@ func TestLargeIntegersStayExact(t *testing.T) {
 
 func TestResultModeRefusesContentToolsMayNotReturn(t *testing.T) {
 	tool := &catalog.Tool{Spec: abi.Tool{Name: "t", Output: abi.OutputResult}}
-	_, err := Result(tool, []byte(`{"content":[{"type":"tool_use","id":"1","name":"x","input":{}}]}`))
+	_, err := Result(tool, []byte(`{"content":[{"type":"tool_use","id":"1","name":"x","input":{}}]}`), discard)
 	if err == nil || !strings.Contains(err.Error(), "may not carry") {
 		t.Fatalf("err = %v; want a refusal of the tool_use block", err)
 	}
