@@ -246,14 +246,6 @@ func (h *Host) call(ctx context.Context, t *catalog.Tool, args json.RawMessage, 
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
-	violations, err := t.Input.Validate(args)
-	if err != nil {
-		return errorResult(fmt.Sprintf("invalid arguments for %s: %v", t.Spec.Name, err)), outcome{kind: observe.InvalidArguments}
-	}
-	if len(violations) > 0 {
-		return errorResult(violationText("invalid arguments for "+t.Spec.Name, violations)), outcome{kind: observe.InvalidArguments}
-	}
-
 	// A module still compiling is waited for before a run slot is taken:
 	// compiling has bounds and a concurrency of its own, and must not
 	// keep other tools from running.
@@ -268,7 +260,10 @@ func (h *Host) call(ctx context.Context, t *catalog.Tool, args json.RawMessage, 
 	queueStart := time.Now()
 	release, err := h.acquire(ctx)
 	queued := time.Since(queueStart)
-	if err != nil {
+	switch {
+	case errors.Is(err, errCancelled):
+		return errorResult(err.Error()), outcome{kind: string(sandbox.Cancelled), queued: queued}
+	case err != nil:
 		return errorResult(err.Error()), outcome{kind: observe.Busy, queued: queued}
 	}
 	// The slot passes to the preparation of the tool's next instance, if
@@ -282,6 +277,17 @@ func (h *Host) call(ctx context.Context, t *catalog.Tool, args json.RawMessage, 
 		}
 		go func() { next(); release() }()
 	}()
+
+	// Arguments are checked in the slot: a validation is bounded (see
+	// schema.MaxWork), and so the bound on calls at once bounds how many
+	// run together too.
+	violations, err := t.Input.Validate(args)
+	if err != nil {
+		return errorResult(fmt.Sprintf("invalid arguments for %s: %v", t.Spec.Name, err)), outcome{kind: observe.InvalidArguments, queued: queued}
+	}
+	if len(violations) > 0 {
+		return errorResult(violationText("invalid arguments for "+t.Spec.Name, violations)), outcome{kind: observe.InvalidArguments, queued: queued}
+	}
 
 	r, perm := h.runFor(t)
 	if len(perm.Missing) > 0 {
@@ -395,9 +401,12 @@ func (h *Host) acquire(ctx context.Context) (release func(), err error) {
 	case <-timer.C:
 		return nil, fmt.Errorf("the server is busy: all %d run slots stayed in use for %s; try again shortly", cap(h.slots), h.queueTimeout)
 	case <-ctx.Done():
-		return nil, errors.New("the call was cancelled by the client")
+		return nil, errCancelled
 	}
 }
+
+// errCancelled is a call cancelled while it waited for a run slot.
+var errCancelled = errors.New("the call was cancelled by the client")
 
 // denied adds to a failed call's result what permissions it lacked and how
 // an operator grants them: the model can pass that on, where a bare

@@ -616,6 +616,31 @@ func TestTailText(t *testing.T) {
 	}
 }
 
+// A call whose client gives up while it waits for a slot was cancelled,
+// not turned away: it is logged and counted so.
+func TestCancelledWhileWaitingForASlot(t *testing.T) {
+	f := newFixture(t, standard(), Options{Concurrency: 1, QueueTimeout: hangGuard})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go f.host.Call(ctx, "loop", nil, nil)
+	if name := <-f.log.started; name != "loop" {
+		t.Fatalf("run started for %q; want loop", name)
+	}
+	// The deadline ends the wait long before the queue timeout would.
+	waiting, stop := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer stop()
+	res, err := f.host.Call(waiting, "text", json.RawMessage(`{}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := text(t, res); !res.IsError || !strings.Contains(got, "cancelled") {
+		t.Errorf("call cancelled in the queue: %q (isError %v)", got, res.IsError)
+	}
+	if o := f.log.lastOutcome(); o != "cancelled" {
+		t.Errorf("logged outcome %q; want cancelled", o)
+	}
+}
+
 func TestBusyWhenEverySlotIsTaken(t *testing.T) {
 	f := newFixture(t, standard(), Options{Concurrency: 1, QueueTimeout: time.Millisecond})
 

@@ -10,6 +10,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -30,6 +31,13 @@ import (
 	"github.com/wasmcp/wasmcp/host/schema"
 	"github.com/wasmcp/wasmcp/internal/wasmbin"
 )
+
+// MaxSchemaNodes bounds the objects and booleans (each a possible
+// subschema) of all of a manifest's schemas together: four times what one
+// schema may hold, so that loading a manifest of up to 256 tools costs at
+// most about what four schemas at schema.MaxNodes do, some tens of
+// milliseconds. Real manifests hold a few dozen.
+const MaxSchemaNodes = 4 * schema.MaxNodes
 
 // MaxModuleSize bounds a module file. The largest real tools (Go guests) are
 // a few MiB; the bound keeps a stray disk image in the directory from being
@@ -366,17 +374,32 @@ func LoadFile(path string, opts Options) (*Module, []*Tool, error) {
 		done:         make(chan struct{}),
 	}
 	tools := make([]*Tool, 0, len(manifest.Tools))
+	nodes := 0
+	compile := func(spec abi.Tool, which string, raw json.RawMessage) (*schema.Schema, error) {
+		if nodes > MaxSchemaNodes {
+			return nil, fmt.Errorf("the manifest's schemas hold more than %d objects and booleans in all, this server's limit: share repeated parts through $defs", MaxSchemaNodes)
+		}
+		s, err := schema.Compile(raw)
+		if err != nil {
+			return nil, fmt.Errorf("tool %q: %s: %w", spec.Name, which, err)
+		}
+		nodes += s.Nodes()
+		return s, nil
+	}
 	for _, spec := range manifest.Tools {
 		t := &Tool{Module: m, Spec: spec}
-		if t.Input, err = schema.Compile(spec.InputSchema); err != nil {
-			return nil, nil, fmt.Errorf("tool %q: inputSchema: %w", spec.Name, err)
+		if t.Input, err = compile(spec, "inputSchema", spec.InputSchema); err != nil {
+			return nil, nil, err
 		}
 		if len(spec.OutputSchema) > 0 {
-			if t.Output, err = schema.Compile(spec.OutputSchema); err != nil {
-				return nil, nil, fmt.Errorf("tool %q: outputSchema: %w", spec.Name, err)
+			if t.Output, err = compile(spec, "outputSchema", spec.OutputSchema); err != nil {
+				return nil, nil, err
 			}
 		}
 		tools = append(tools, t)
+	}
+	if nodes > MaxSchemaNodes {
+		return nil, nil, fmt.Errorf("the manifest's schemas hold %d objects and booleans in all; this server allows %d: share repeated parts through $defs", nodes, MaxSchemaNodes)
 	}
 	m.tools = tools
 	return m, tools, nil

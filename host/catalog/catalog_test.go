@@ -710,3 +710,29 @@ func TestClosingTheEngineWhileCompilingIsSafe(t *testing.T) {
 		t.Error("a module compiled on a closed engine")
 	}
 }
+
+// A manifest's schemas are bounded together, so that a manifest of many
+// tools each at the bound of one schema cannot cost seconds to load.
+func TestManifestSchemasAreBoundedTogether(t *testing.T) {
+	// Each schema holds about 600 nodes: under schema.MaxNodes, but
+	// eight of them pass MaxSchemaNodes.
+	props := make([]string, 600)
+	for i := range props {
+		props[i] = fmt.Sprintf(`"p%d":{}`, i)
+	}
+	big := `{"type":"object","properties":{` + strings.Join(props, ",") + `}}`
+	var tools []string
+	for i := range 8 {
+		tools = append(tools, fmt.Sprintf(`{"name":"t%d","description":"d","inputSchema":%s}`, i, big))
+	}
+	dir := t.TempDir()
+	wattest.Write(t, dir, "echo", "echo")
+	manifest := `{"abi":1,"tools":[` + strings.Join(tools, ",") + `]}`
+	if err := os.WriteFile(filepath.Join(dir, "echo"+abi.SidecarSuffix), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := LoadFile(filepath.Join(dir, "echo.wasm"), Options{Engine: newEngine(t)})
+	if err == nil || !strings.Contains(err.Error(), "objects and booleans in all") {
+		t.Fatalf("LoadFile = %v; want the manifest's schemas refused together", err)
+	}
+}

@@ -47,7 +47,7 @@ func BenchmarkCompileAtBounds(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := checkSize(doc); err != nil {
+			if _, err := checkSize(doc); err != nil {
 				b.Fatal(err)
 			}
 			for b.Loop() {

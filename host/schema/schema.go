@@ -77,7 +77,8 @@ const (
 type Schema struct {
 	s *jsonschema.Schema
 	// plan bounds the evaluations at each place in a value.
-	plan *place
+	plan  *place
+	nodes int
 }
 
 // refuseLoader refuses every external reference. The library's default
@@ -103,7 +104,8 @@ func Compile(raw json.RawMessage) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema is not JSON: %w", err)
 	}
-	if err := checkSize(doc); err != nil {
+	nodes, err := checkSize(doc)
+	if err != nil {
 		return nil, err
 	}
 	c := jsonschema.NewCompiler()
@@ -124,12 +126,17 @@ func Compile(raw json.RawMessage) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema refused: %w", err)
 	}
-	return &Schema{s: s, plan: plan}, nil
+	return &Schema{s: s, plan: plan, nodes: nodes}, nil
 }
 
-// checkSize holds a schema to MaxDepth and MaxNodes. It stops at the first
-// level past the bound, so its own recursion is bounded too.
-func checkSize(doc any) error {
+// Nodes is how many objects and booleans the schema holds, each a possible
+// subschema: what compiling it cost grows with their square.
+func (s *Schema) Nodes() int { return s.nodes }
+
+// checkSize holds a schema to MaxDepth and MaxNodes, and counts its nodes.
+// It stops at the first level past the bound, so its own recursion is
+// bounded too.
+func checkSize(doc any) (int, error) {
 	nodes := 0
 	var walk func(v any, depth int) error
 	walk = func(v any, depth int) error {
@@ -159,7 +166,7 @@ func checkSize(doc any) error {
 		}
 		return nil
 	}
-	return walk(doc, 1)
+	return nodes, walk(doc, 1)
 }
 
 // Violation is one way a value fails a schema.
