@@ -60,19 +60,21 @@ func (p *parser) body(r *reader, typ uint32) error {
 	p.branchCost, p.depth = 0, 1
 	sh.MaxNesting = max(sh.MaxNesting, 1)
 	for len(p.blocks) > 0 {
-		op, err := r.byte()
-		if err != nil {
+		if r.off >= len(r.b) {
 			return errors.New("the body ends before its final end")
 		}
-		switch op {
-		case 0x02, 0x03, 0x04: // block, loop, if
+		op := r.b[r.off]
+		r.off++
+		switch immediates[op] {
+		case immNone:
+		case immBlock:
 			if err := p.blockType(r); err != nil {
 				return err
 			}
 			p.blocks = append(p.blocks, 0)
 			p.depth = max(p.depth, len(p.blocks))
 			sh.MaxNesting = max(sh.MaxNesting, p.depth)
-		case 0x0b: // end
+		case immEnd:
 			n := p.blocks[len(p.blocks)-1]
 			p.blocks = p.blocks[:len(p.blocks)-1]
 			sh.MaxBlockBranches = max(sh.MaxBlockBranches, n)
@@ -120,55 +122,109 @@ func (p *parser) blockType(r *reader) error {
 	return r.sleb(5)
 }
 
-// instruction reads the immediates of every instruction of WebAssembly 2.0
-// other than block, loop, if and end.
+// The kinds of immediate an instruction of WebAssembly 2.0 carries, by its
+// opcode: a table, so that the walk over a body costs one lookup per
+// instruction (a switch of ranges would test them one by one).
+const (
+	immUnknown byte = iota // not an instruction of WebAssembly 2.0
+	immNone
+	immBlock  // block, loop, if: a block type; they open a block
+	immEnd    // end closes one
+	immBranch // br, br_if: a label
+	immIndex  // one index: call, local, global and table get/set/tee, ref.func
+	immBrTable
+	immCallIndirect // a type and a table
+	immSelect       // select with a vector of types
+	immMemarg       // loads and stores
+	immMemory       // memory.size and memory.grow: a memory index byte
+	immI32
+	immI64
+	immF32
+	immF64
+	immRefNull
+	immMisc // the 0xfc prefix
+	immSIMD // the 0xfd prefix
+)
+
+var immediates = func() (t [256]byte) {
+	set := func(kind byte, ops ...int) {
+		for _, op := range ops {
+			t[op] = kind
+		}
+	}
+	span := func(from, to int) []int {
+		var ops []int
+		for op := from; op <= to; op++ {
+			ops = append(ops, op)
+		}
+		return ops
+	}
+	set(immNone, 0x00, 0x01, 0x05, 0x0f, 0x1a, 0x1b, 0xd1) // unreachable, nop, else, return, drop, select, ref.is_null
+	set(immNone, span(0x45, 0xc4)...)                      // numeric, sign extension
+	set(immBlock, 0x02, 0x03, 0x04)
+	set(immEnd, 0x0b)
+	set(immBranch, 0x0c, 0x0d)
+	set(immIndex, 0x10, 0xd2)
+	set(immIndex, span(0x20, 0x26)...)
+	set(immBrTable, 0x0e)
+	set(immCallIndirect, 0x11)
+	set(immSelect, 0x1c)
+	set(immMemarg, span(0x28, 0x3e)...)
+	set(immMemory, 0x3f, 0x40)
+	set(immI32, 0x41)
+	set(immI64, 0x42)
+	set(immF32, 0x43)
+	set(immF64, 0x44)
+	set(immRefNull, 0xd0)
+	set(immMisc, 0xfc)
+	set(immSIMD, 0xfd)
+	return t
+}()
+
+// instruction reads the immediates of an instruction of WebAssembly 2.0
+// that neither opens nor closes a block.
 func (p *parser) instruction(r *reader, op byte) error {
-	switch {
-	case op == 0x00, op == 0x01, op == 0x05, op == 0x0f, // unreachable, nop, else, return
-		op == 0x1a, op == 0x1b, // drop, select
-		op >= 0x45 && op <= 0xc4, // numeric, sign extension
-		op == 0xd1:               // ref.is_null
+	switch immediates[op] {
+	case immNone:
 		return nil
-	case op == 0x0c, op == 0x0d: // br, br_if
+	case immBranch:
 		label, err := r.u32()
 		p.branch(label)
 		return err
-	case op == 0x10, // call
-		op >= 0x20 && op <= 0x26, // local, global and table get/set/tee
-		op == 0xd2:               // ref.func
+	case immIndex:
 		_, err := r.u32()
 		return err
-	case op == 0x0e:
+	case immBrTable:
 		return p.brTable(r)
-	case op == 0x11: // call_indirect: type, table
+	case immCallIndirect:
 		if _, err := r.u32(); err != nil {
 			return err
 		}
 		_, err := r.u32()
 		return err
-	case op == 0x1c: // select with types
+	case immSelect:
 		return vector(r, "select type", func(int) error { return r.valType() })
-	case op >= 0x28 && op <= 0x3e: // loads and stores
+	case immMemarg:
 		return r.memarg()
-	case op == 0x3f, op == 0x40: // memory.size, memory.grow
+	case immMemory:
 		return r.memoryIndex()
-	case op == 0x41:
+	case immI32:
 		return r.sleb(5)
-	case op == 0x42:
+	case immI64:
 		return r.sleb(10)
-	case op == 0x43:
+	case immF32:
 		return r.skip(4)
-	case op == 0x44:
+	case immF64:
 		return r.skip(8)
-	case op == 0xd0: // ref.null
+	case immRefNull:
 		ref, err := r.byte()
 		if err == nil && ref != 0x70 && ref != 0x6f {
 			err = fmt.Errorf("ref.null of unknown type 0x%02x", ref)
 		}
 		return err
-	case op == 0xfc:
+	case immMisc:
 		return r.misc()
-	case op == 0xfd:
+	case immSIMD:
 		return r.simd()
 	}
 	if name, ok := unsupported[op]; ok {

@@ -649,6 +649,11 @@ func (r *reader) byte() (byte, error) {
 }
 
 func (r *reader) u32() (uint32, error) {
+	// Most integers in a module take one byte.
+	if r.off < len(r.b) && r.b[r.off] < 0x80 {
+		r.off++
+		return uint32(r.b[r.off-1]), nil
+	}
 	v, err := r.uleb(5)
 	return uint32(v), err
 }
@@ -679,6 +684,10 @@ func (r *reader) uleb(maxBytes int) (uint64, error) {
 // sleb skips a signed LEB128 of at most maxBytes bytes; only its length
 // matters here, as no constant's value changes what a module costs.
 func (r *reader) sleb(maxBytes int) error {
+	if r.off < len(r.b) && r.b[r.off] < 0x80 {
+		r.off++
+		return nil
+	}
 	for i := 0; i < maxBytes; i++ {
 		c, err := r.byte()
 		if err != nil {
