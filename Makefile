@@ -15,8 +15,8 @@ ADDR    ?= 127.0.0.1:8080
 # `make fuzz FUZZTIME=5m` runs each for a set time instead.
 FUZZTIME ?=
 FUZZ := abi:FuzzParseManifest:400000 internal/wasmbin:FuzzParse:300000 internal/wasmbin:FuzzParseBodies:60000 \
-        mcpserver/internal/guard:FuzzInspect:250000 mcpserver/internal/guard:FuzzScan:500000 \
-        host/schema:FuzzCompile:120000 host/sandbox:FuzzHostFunctions:200000
+        internal/mcpserver/internal/guard:FuzzInspect:250000 internal/mcpserver/internal/guard:FuzzScan:500000 \
+        internal/schema:FuzzCompile:120000 internal/sandbox:FuzzHostFunctions:200000
 
 .PHONY: run serve-stdio build tools setup test test-wasmtime lint fuzz conformance
 
@@ -50,7 +50,7 @@ test: setup lint
 # The packages that run guests, again on the optional wasmtime engine (cgo):
 # the same tests, with WASMCP_ENGINE choosing the engine for each of them.
 test-wasmtime:
-	WASMCP_ENGINE=wasmtime $(GO) test -tags wasmtime -race -count=1 ./host/... ./mcpserver/... ./e2e/
+	WASMCP_ENGINE=wasmtime $(GO) test -tags wasmtime -race -count=1 ./host/... ./internal/... ./e2e/
 
 fuzz:
 	@for t in $(FUZZ); do \

@@ -33,7 +33,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wasmcp/wasmcp/host/sandbox"
+	"github.com/wasmcp/wasmcp/internal/sandbox"
 	"github.com/wasmcp/wasmcp/internal/wasmbin"
 	"github.com/wasmcp/wasmcp/internal/wasmgen"
 )

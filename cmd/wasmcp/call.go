@@ -11,8 +11,8 @@ import (
 	"strings"
 
 	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/host"
-	"github.com/wasmcp/wasmcp/mcpserver"
+	"github.com/wasmcp/wasmcp/internal/dispatch"
+	"github.com/wasmcp/wasmcp/internal/mcpserver"
 )
 
 func runCall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -58,7 +58,7 @@ func runCall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	defer l.close()
 	res, err := l.host.Call(ctx, name, argsJSON, stderrReporter{stderr})
-	if errors.Is(err, host.ErrUnknownTool) {
+	if errors.Is(err, dispatch.ErrUnknownTool) {
 		var names []string
 		for _, t := range l.host.Catalog().Tools {
 			names = append(names, t.Spec.Name)

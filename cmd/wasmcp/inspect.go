@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 
 	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/host/catalog"
-	"github.com/wasmcp/wasmcp/host/sandbox"
+	"github.com/wasmcp/wasmcp/internal/registry"
+	"github.com/wasmcp/wasmcp/internal/sandbox"
 	"github.com/wasmcp/wasmcp/internal/wasmbin"
 )
 
@@ -43,7 +43,7 @@ func runInspect(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		return exitUsage
 	}
 	path := fs.Arg(0)
-	wasm, err := catalog.ReadModule(path)
+	wasm, err := registry.ReadModule(path)
 	if err != nil {
 		fmt.Fprintln(stderr, "wasmcp inspect:", err)
 		return exitFailure
@@ -76,7 +76,7 @@ func runInspect(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		return exitUnhandled
 	}
 	defer engine.Close(ctx)
-	m, _, err := catalog.LoadFile(path, catalog.Options{Engine: engine, Ceilings: sandbox.Limits{Timeout: 1 << 62, Memory: 1 << 62, Output: 1 << 62}})
+	m, _, err := registry.LoadFile(path, registry.Options{Engine: engine, Ceilings: sandbox.Limits{Timeout: 1 << 62, Memory: 1 << 62, Output: 1 << 62}})
 	if err != nil {
 		in.Problems = append(in.Problems, err.Error())
 	} else {

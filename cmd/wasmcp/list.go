@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/host/catalog"
+	"github.com/wasmcp/wasmcp/internal/registry"
 )
 
 // listing is `wasmcp list --json`'s output and the server's /status.
@@ -43,7 +43,7 @@ type listedError struct {
 
 // newListing describes a catalog. compileErr, when not nil, holds each
 // compiled module's result, keyed by path.
-func newListing(cat *catalog.Catalog, compileErr map[string]error) listing {
+func newListing(cat *registry.Catalog, compileErr map[string]error) listing {
 	out := listing{Tools: []listedTool{}, Modules: []listedModule{}, Errors: []listedError{}}
 	for _, m := range cat.Modules {
 		lm := listedModule{File: m.Path, SHA256: m.SHA256, Manifest: m.ManifestFrom, Tools: []string{}}

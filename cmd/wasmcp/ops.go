@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"sync/atomic"
 
-	"github.com/wasmcp/wasmcp/mcpserver"
-	"github.com/wasmcp/wasmcp/metrics"
+	"github.com/wasmcp/wasmcp/internal/mcpserver"
+	"github.com/wasmcp/wasmcp/internal/metrics"
 )
 
 // opsHandler puts the operator's endpoints beside the MCP endpoint:

@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/host/schema"
+	"github.com/wasmcp/wasmcp/internal/schema"
 	"github.com/wasmcp/wasmcp/internal/wasmbin"
 )
 

@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/wasmcp/wasmcp/host/policy"
+	"github.com/wasmcp/wasmcp/internal/policy"
 )
 
 func runPolicy(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {

@@ -14,10 +14,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/wasmcp/wasmcp/host/observe"
-	"github.com/wasmcp/wasmcp/host/watch"
-	"github.com/wasmcp/wasmcp/mcpserver"
-	"github.com/wasmcp/wasmcp/metrics"
+	"github.com/wasmcp/wasmcp/internal/observe"
+	"github.com/wasmcp/wasmcp/internal/watch"
+	"github.com/wasmcp/wasmcp/internal/mcpserver"
+	"github.com/wasmcp/wasmcp/internal/metrics"
 )
 
 func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {

@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/host"
-	"github.com/wasmcp/wasmcp/host/catalog"
-	"github.com/wasmcp/wasmcp/host/observe"
-	"github.com/wasmcp/wasmcp/host/policy"
-	"github.com/wasmcp/wasmcp/host/sandbox"
+	"github.com/wasmcp/wasmcp/internal/dispatch"
+	"github.com/wasmcp/wasmcp/internal/registry"
+	"github.com/wasmcp/wasmcp/internal/observe"
+	"github.com/wasmcp/wasmcp/internal/policy"
+	"github.com/wasmcp/wasmcp/internal/sandbox"
 )
 
 // hostFlags are the flags shared by every command that loads a directory.
@@ -45,7 +45,7 @@ func (f *hostFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "ceiling on one call's run time; a manifest may ask for less")
 	fs.Var(&f.memory, "memory", "ceiling on one call's memory: linear memory, tables and globals (e.g. 64MiB); a manifest may ask for less")
 	fs.Var(&f.output, "output", "ceiling on one call's stdout, and separately its stderr (e.g. 1MiB)")
-	fs.IntVar(&f.concurrency, "concurrency", host.DefaultConcurrency(), "calls that may run at once")
+	fs.IntVar(&f.concurrency, "concurrency", dispatch.DefaultConcurrency(), "calls that may run at once")
 	fs.DurationVar(&f.queueTimeout, "queue-timeout", 5*time.Second, "how long a call waits for a free slot before it is answered busy")
 	fs.StringVar(&f.engine, "engine", sandbox.DefaultEngine, "WebAssembly `engine`: "+strings.Join(sandbox.Engines(), " or ")+" (wasmtime needs a build tagged wasmtime)")
 	fs.StringVar(&f.cacheDir, "cache-dir", defaultCacheDir(), "`directory` for compiled code, reused across restarts (empty: memory only)")
@@ -131,11 +131,11 @@ func (f *hostFlags) logger(stderr io.Writer) (*slog.Logger, error) {
 // loaded is a host ready to serve.
 type loaded struct {
 	engine *sandbox.Engine
-	host   *host.Host
+	host   *dispatch.Host
 	log    *slog.Logger
 	// dir and catalogOptions reload the directory.
 	dir            string
-	catalogOptions catalog.Options
+	catalogOptions registry.Options
 }
 
 func (l *loaded) close() {
@@ -167,8 +167,8 @@ func (f *hostFlags) load(ctx context.Context, stderr io.Writer, obs observe.Obse
 	if err != nil {
 		return nil, err
 	}
-	opts := catalog.Options{Engine: engine, Ceilings: f.ceilings(), Logger: log, Observer: obs}
-	cat, err := catalog.Load(f.tools, opts)
+	opts := registry.Options{Engine: engine, Ceilings: f.ceilings(), Logger: log, Observer: obs}
+	cat, err := registry.Load(f.tools, opts)
 	if err != nil {
 		engine.Close(ctx)
 		return nil, err
@@ -181,6 +181,6 @@ func (f *hostFlags) load(ctx context.Context, stderr io.Writer, obs observe.Obse
 			return nil, err
 		}
 	}
-	h := host.New(engine, cat, host.Options{Concurrency: f.concurrency, QueueTimeout: f.queueTimeout, Logger: log, Observer: obs, LogArguments: f.logArguments, Policy: pol, Prewarm: f.prewarm})
+	h := dispatch.New(engine, cat, dispatch.Options{Concurrency: f.concurrency, QueueTimeout: f.queueTimeout, Logger: log, Observer: obs, LogArguments: f.logArguments, Policy: pol, Prewarm: f.prewarm})
 	return &loaded{engine: engine, host: h, log: log, dir: f.tools, catalogOptions: opts}, nil
 }

@@ -1,4 +1,4 @@
-package host
+package dispatch
 
 import (
 	"context"
@@ -17,9 +17,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/host/catalog"
-	"github.com/wasmcp/wasmcp/host/observe"
-	"github.com/wasmcp/wasmcp/host/sandbox"
+	"github.com/wasmcp/wasmcp/internal/registry"
+	"github.com/wasmcp/wasmcp/internal/observe"
+	"github.com/wasmcp/wasmcp/internal/sandbox"
 	"github.com/wasmcp/wasmcp/internal/wattest"
 )
 
@@ -144,7 +144,7 @@ func newFixture(t *testing.T, modules map[string]module, opts Options) *fixture 
 	}
 	t.Cleanup(func() { engine.Close(context.Background()) })
 	comp := &compiles{}
-	cat, err := catalog.Load(dir, catalog.Options{Engine: engine, Ceilings: ceilings, Observer: comp})
+	cat, err := registry.Load(dir, registry.Options{Engine: engine, Ceilings: ceilings, Observer: comp})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -476,7 +476,7 @@ func TestTextModeReplacesInvalidUTF8(t *testing.T) {
 }
 
 func TestResult(t *testing.T) {
-	mk := func(output, outputSchema string) *catalog.Tool {
+	mk := func(output, outputSchema string) *registry.Tool {
 		f := newFixture(t, map[string]module{"echo": {wat: "echo", manifest: manifest(tool("t", output, anyObject, outputSchema))}}, Options{})
 		tl, _ := f.host.Catalog().Lookup("t")
 		return tl
@@ -485,7 +485,7 @@ func TestResult(t *testing.T) {
 
 	for _, tc := range []struct {
 		name    string
-		tool    *catalog.Tool
+		tool    *registry.Tool
 		stdout  string
 		wantErr string // "" for success
 		check   func(*mcp.CallToolResult) bool
@@ -546,7 +546,7 @@ func TestLargeIntegersStayExact(t *testing.T) {
 		{abi.OutputJSON, big},
 		{abi.OutputResult, `{"content":[],"structuredContent":` + big + `}`},
 	} {
-		tool := &catalog.Tool{Spec: abi.Tool{Name: "t", Output: tc.mode}}
+		tool := &registry.Tool{Spec: abi.Tool{Name: "t", Output: tc.mode}}
 		res, err := Result(tool, []byte(tc.stdout), discard)
 		if err != nil {
 			t.Fatal(err)
@@ -559,7 +559,7 @@ func TestLargeIntegersStayExact(t *testing.T) {
 }
 
 func TestResultModeRefusesContentToolsMayNotReturn(t *testing.T) {
-	tool := &catalog.Tool{Spec: abi.Tool{Name: "t", Output: abi.OutputResult}}
+	tool := &registry.Tool{Spec: abi.Tool{Name: "t", Output: abi.OutputResult}}
 	_, err := Result(tool, []byte(`{"content":[{"type":"tool_use","id":"1","name":"x","input":{}}]}`), discard)
 	if err == nil || !strings.Contains(err.Error(), "may not carry") {
 		t.Fatalf("err = %v; want a refusal of the tool_use block", err)

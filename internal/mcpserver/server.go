@@ -13,8 +13,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/host"
-	"github.com/wasmcp/wasmcp/host/catalog"
+	"github.com/wasmcp/wasmcp/internal/dispatch"
+	"github.com/wasmcp/wasmcp/internal/registry"
 )
 
 // Name is the server's name in serverInfo.
@@ -46,7 +46,7 @@ type Options struct {
 // New returns an MCP server that serves the host's tools, and follows the
 // host's reloads. A tool the SDK refuses (it panics on some schemas) is
 // skipped and logged, never fatal.
-func New(h *host.Host, opts Options) *Server {
+func New(h *dispatch.Host, opts Options) *Server {
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -67,14 +67,14 @@ func New(h *host.Host, opts Options) *Server {
 		},
 	})
 	s.sync(h, nil, h.Catalog())
-	h.OnChange(func(old, new *catalog.Catalog) { s.sync(h, old, new) })
+	h.OnChange(func(old, new *registry.Catalog) { s.sync(h, old, new) })
 	return s
 }
 
 // sync brings the SDK's tool list from old to new: tools that are gone are
 // removed, tools that are new or changed (a new module version makes new
 // Tool values) are added. The SDK tells clients, once per burst.
-func (s *Server) sync(h *host.Host, old, new *catalog.Catalog) {
+func (s *Server) sync(h *dispatch.Host, old, new *registry.Catalog) {
 	var gone []string
 	if old != nil {
 		for _, t := range old.Tools {
@@ -100,7 +100,7 @@ func (s *Server) sync(h *host.Host, old, new *catalog.Catalog) {
 	}
 }
 
-func (s *Server) addTool(h *host.Host, t *catalog.Tool) (err error) {
+func (s *Server) addTool(h *dispatch.Host, t *registry.Tool) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("%v", p)

@@ -15,9 +15,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/host"
-	"github.com/wasmcp/wasmcp/host/catalog"
-	"github.com/wasmcp/wasmcp/host/sandbox"
+	"github.com/wasmcp/wasmcp/internal/dispatch"
+	"github.com/wasmcp/wasmcp/internal/registry"
+	"github.com/wasmcp/wasmcp/internal/sandbox"
 	"github.com/wasmcp/wasmcp/internal/wattest"
 )
 
@@ -38,11 +38,11 @@ func newTestServer(t *testing.T, log *slog.Logger) *Server {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { engine.Close(context.Background()) })
-	cat, err := catalog.Load(dir, catalog.Options{Engine: engine, Ceilings: sandbox.Limits{Timeout: time.Minute, Memory: 16 << 20, Output: 1 << 20}})
+	cat, err := registry.Load(dir, registry.Options{Engine: engine, Ceilings: sandbox.Limits{Timeout: time.Minute, Memory: 16 << 20, Output: 1 << 20}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New(host.New(engine, cat, host.Options{QueueTimeout: time.Second}), Options{Version: "test", Logger: log})
+	return New(dispatch.New(engine, cat, dispatch.Options{QueueTimeout: time.Second}), Options{Version: "test", Logger: log})
 }
 
 func write(t *testing.T, path, content string) {

@@ -1,4 +1,4 @@
-package host
+package dispatch
 
 import (
 	"cmp"
@@ -7,8 +7,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/wasmcp/wasmcp/host/catalog"
-	"github.com/wasmcp/wasmcp/host/sandbox"
+	"github.com/wasmcp/wasmcp/internal/registry"
+	"github.com/wasmcp/wasmcp/internal/sandbox"
 )
 
 // prewarm keeps one instance started ahead of its call for each recently
@@ -23,33 +23,33 @@ type prewarm struct {
 	h     *Host
 	max   int
 	mu    sync.Mutex
-	ready map[*catalog.Tool]*sandbox.Prepared
-	order []*catalog.Tool // least recently prepared first
-	cold  map[*catalog.Tool]bool
+	ready map[*registry.Tool]*sandbox.Prepared
+	order []*registry.Tool // least recently prepared first
+	cold  map[*registry.Tool]bool
 
 	closed bool
 	busy   sync.WaitGroup // refills and discards under way
 }
 
 func newPrewarm(h *Host, max int) *prewarm {
-	return &prewarm{h: h, max: max, ready: map[*catalog.Tool]*sandbox.Prepared{}, cold: map[*catalog.Tool]bool{}}
+	return &prewarm{h: h, max: max, ready: map[*registry.Tool]*sandbox.Prepared{}, cold: map[*registry.Tool]bool{}}
 }
 
 // take returns t's prepared instance, if there is one. It is the caller's,
 // with the hold on t's module that came with it: Release it after the run.
-func (p *prewarm) take(t *catalog.Tool) *sandbox.Prepared {
+func (p *prewarm) take(t *registry.Tool) *sandbox.Prepared {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	inst := p.ready[t]
 	if inst != nil {
 		delete(p.ready, t)
-		p.order = slices.DeleteFunc(p.order, func(x *catalog.Tool) bool { return x == t })
+		p.order = slices.DeleteFunc(p.order, func(x *registry.Tool) bool { return x == t })
 	}
 	return inst
 }
 
 // wanted reports whether refill would prepare an instance for t.
-func (p *prewarm) wanted(t *catalog.Tool) bool {
+func (p *prewarm) wanted(t *registry.Tool) bool {
 	if p.max <= 0 {
 		return false
 	}
@@ -61,7 +61,7 @@ func (p *prewarm) wanted(t *catalog.Tool) bool {
 // refill prepares t's next instance, unless prewarming is off, t's guest
 // cannot be prepared, or one is ready. At the limit, the tool prepared
 // longest ago gives up its instance.
-func (p *prewarm) refill(t *catalog.Tool, prog *sandbox.Compiled, r sandbox.Run) {
+func (p *prewarm) refill(t *registry.Tool, prog *sandbox.Compiled, r sandbox.Run) {
 	p.prepare(t, prog, r, true)
 }
 
@@ -69,7 +69,7 @@ func (p *prewarm) refill(t *catalog.Tool, prog *sandbox.Compiled, r sandbox.Run)
 // evict, a full budget makes room by discarding the instance prepared
 // longest ago; without, the new instance is the one discarded. It reports
 // whether the instance was kept.
-func (p *prewarm) prepare(t *catalog.Tool, prog *sandbox.Compiled, r sandbox.Run, evict bool) bool {
+func (p *prewarm) prepare(t *registry.Tool, prog *sandbox.Compiled, r sandbox.Run, evict bool) bool {
 	if p.max <= 0 {
 		return false
 	}
@@ -133,12 +133,12 @@ func (p *prewarm) prepare(t *catalog.Tool, prog *sandbox.Compiled, r sandbox.Run
 // asked for anything to be written. (Nothing else a prepared guest does
 // reaches outside it: its output is discarded and it has no HTTP client
 // until its call.)
-func (p *prewarm) ahead(ctx context.Context, cat *catalog.Catalog) int {
+func (p *prewarm) ahead(ctx context.Context, cat *registry.Catalog) int {
 	if p.max <= 0 {
 		return 0
 	}
 	tools := slices.Clone(cat.Tools) // sorted by name
-	slices.SortStableFunc(tools, func(a, b *catalog.Tool) int {
+	slices.SortStableFunc(tools, func(a, b *registry.Tool) int {
 		return cmp.Or(cmp.Compare(b.Module.Size, a.Module.Size), strings.Compare(a.Module.Path, b.Module.Path))
 	})
 	prepared, tried := 0, 0
@@ -184,14 +184,14 @@ func (p *prewarm) room() bool {
 
 // forget discards the instances of modules a reload retired, so that their
 // code can be freed.
-func (p *prewarm) forget(modules []*catalog.Module) {
+func (p *prewarm) forget(modules []*registry.Module) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for t, inst := range p.ready {
 		if slices.Contains(modules, t.Module) {
 			p.discardLocked(t, inst)
 			delete(p.ready, t)
-			p.order = slices.DeleteFunc(p.order, func(x *catalog.Tool) bool { return x == t })
+			p.order = slices.DeleteFunc(p.order, func(x *registry.Tool) bool { return x == t })
 		}
 	}
 	for t := range p.cold {
@@ -202,7 +202,7 @@ func (p *prewarm) forget(modules []*catalog.Module) {
 }
 
 // discardLocked ends an instance in the background; p.mu is held.
-func (p *prewarm) discardLocked(t *catalog.Tool, inst *sandbox.Prepared) {
+func (p *prewarm) discardLocked(t *registry.Tool, inst *sandbox.Prepared) {
 	p.busy.Add(1)
 	go func() {
 		defer p.busy.Done()
@@ -219,7 +219,7 @@ func (p *prewarm) close() {
 	for t, inst := range p.ready {
 		p.discardLocked(t, inst)
 	}
-	p.ready, p.order = map[*catalog.Tool]*sandbox.Prepared{}, nil
+	p.ready, p.order = map[*registry.Tool]*sandbox.Prepared{}, nil
 	p.mu.Unlock()
 	p.busy.Wait()
 }

@@ -20,7 +20,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/host/egress"
+	"github.com/wasmcp/wasmcp/internal/egress"
 )
 
 // Policy is a parsed policy file.

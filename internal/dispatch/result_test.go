@@ -1,4 +1,4 @@
-package host
+package dispatch
 
 import (
 	"bytes"
@@ -12,8 +12,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/host/catalog"
-	"github.com/wasmcp/wasmcp/host/schema"
+	"github.com/wasmcp/wasmcp/internal/registry"
+	"github.com/wasmcp/wasmcp/internal/schema"
 )
 
 var discard = slog.New(slog.DiscardHandler)
@@ -44,7 +44,7 @@ const forged = `{
 func TestResultModeBuildsTheEnvelope(t *testing.T) {
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
-	tool := &catalog.Tool{Spec: abi.Tool{Name: "forge", Output: abi.OutputResult}}
+	tool := &registry.Tool{Spec: abi.Tool{Name: "forge", Output: abi.OutputResult}}
 	res, err := Result(tool, []byte(forged), log)
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +89,7 @@ func TestResultModeBuildsTheEnvelope(t *testing.T) {
 
 func TestResultModeDropsWhatItCannotReadToo(t *testing.T) {
 	// The SDK would fail to decode these, but they are dropped unread.
-	tool := &catalog.Tool{Spec: abi.Tool{Name: "t", Output: abi.OutputResult}}
+	tool := &registry.Tool{Spec: abi.Tool{Name: "t", Output: abi.OutputResult}}
 	res, err := Result(tool, []byte(`{"content":[{"type":"text","text":"ok"}],"inputRequests":5,"resultType":[],"_meta":null}`), discard)
 	if err != nil || len(res.Content) != 1 || res.Meta != nil {
 		t.Fatalf("Result = %+v, %v; want the text alone", res, err)
@@ -98,7 +98,7 @@ func TestResultModeDropsWhatItCannotReadToo(t *testing.T) {
 
 func TestResultModeLogsNothingForAPlainResult(t *testing.T) {
 	var logs bytes.Buffer
-	tool := &catalog.Tool{Spec: abi.Tool{Name: "t", Output: abi.OutputResult}}
+	tool := &registry.Tool{Spec: abi.Tool{Name: "t", Output: abi.OutputResult}}
 	if _, err := Result(tool, []byte(`{"content":[{"type":"text","text":"ok","_meta":{"com.example/a":1}}],"isError":false,"_meta":{"com.example/b":2}}`),
 		slog.New(slog.NewTextHandler(&logs, nil))); err != nil {
 		t.Fatal(err)
@@ -116,7 +116,7 @@ func TestResultModeDropLogIsBounded(t *testing.T) {
 	}
 	b.WriteString(`}`)
 	var logs bytes.Buffer
-	tool := &catalog.Tool{Spec: abi.Tool{Name: "t", Output: abi.OutputResult}}
+	tool := &registry.Tool{Spec: abi.Tool{Name: "t", Output: abi.OutputResult}}
 	if _, err := Result(tool, []byte(b.String()), slog.New(slog.NewTextHandler(&logs, nil))); err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestResultModeDropLogIsBounded(t *testing.T) {
 }
 
 func TestResultModeRefusesMalformedMembersItKeeps(t *testing.T) {
-	tool := &catalog.Tool{Spec: abi.Tool{Name: "t", Output: abi.OutputResult}}
+	tool := &registry.Tool{Spec: abi.Tool{Name: "t", Output: abi.OutputResult}}
 	for stdout, says := range map[string]string{
 		`null`:                                                 "needs an MCP CallToolResult object",
 		`{"content":{}}`:                                       "content must be an array of content blocks",
@@ -179,7 +179,7 @@ func TestViolationTextsAreBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tool := &catalog.Tool{Spec: abi.Tool{Name: "t", Output: abi.OutputJSON}, Output: out}
+	tool := &registry.Tool{Spec: abi.Tool{Name: "t", Output: abi.OutputJSON}, Output: out}
 	var extra strings.Builder
 	for i := range 100 {
 		fmt.Fprintf(&extra, `,"%s%d":%d`, strings.Repeat("k", 500), i, i)

@@ -1,4 +1,4 @@
-package host
+package dispatch
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/host/catalog"
-	"github.com/wasmcp/wasmcp/host/policy"
+	"github.com/wasmcp/wasmcp/internal/registry"
+	"github.com/wasmcp/wasmcp/internal/policy"
 	"github.com/wasmcp/wasmcp/internal/wasmbin"
 	"github.com/wasmcp/wasmcp/internal/wattest"
 )
@@ -202,7 +202,7 @@ func TestPreparedInstancesAreKeptOnlyForServedTools(t *testing.T) {
 	// instance of a tool no longer served is discarded, not kept.
 	f := newFixture(t, map[string]module{"text": {wat: "echo", manifest: one("text")}}, Options{Prewarm: 1})
 	served, _ := f.host.Catalog().Lookup("text")
-	other, err := catalog.Load(filepath.Dir(served.Module.Path), catalog.Options{Engine: f.host.engine, Ceilings: ceilings})
+	other, err := registry.Load(filepath.Dir(served.Module.Path), registry.Options{Engine: f.host.engine, Ceilings: ceilings})
 	if err != nil {
 		t.Fatal(err)
 	}

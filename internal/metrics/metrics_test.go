@@ -16,8 +16,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/wasmcp/wasmcp/host/observe"
-	"github.com/wasmcp/wasmcp/host/sandbox"
+	"github.com/wasmcp/wasmcp/internal/observe"
+	"github.com/wasmcp/wasmcp/internal/sandbox"
 )
 
 // scrape fetches Handler() as a Prometheus server would and returns every

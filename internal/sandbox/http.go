@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/host/egress"
+	"github.com/wasmcp/wasmcp/internal/egress"
 )
 
 // HTTPDoer makes a guest's HTTP requests; egress.Client is the one used.

@@ -16,7 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/wasmcp/wasmcp/mcpserver/internal/guard"
+	"github.com/wasmcp/wasmcp/internal/mcpserver/internal/guard"
 )
 
 // Path is where the MCP endpoint is served.

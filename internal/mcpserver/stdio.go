@@ -14,7 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/wasmcp/wasmcp/mcpserver/internal/guard"
+	"github.com/wasmcp/wasmcp/internal/mcpserver/internal/guard"
 )
 
 // MaxMessageSize bounds one inbound message on either transport. Tool

@@ -5,7 +5,7 @@
 // Every failure of a tool is a result with isError set and a message meant
 // for the model that made the call; Call returns a Go error only when the
 // tool does not exist.
-package host
+package dispatch
 
 import (
 	"context"
@@ -26,12 +26,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/host/catalog"
-	"github.com/wasmcp/wasmcp/host/egress"
-	"github.com/wasmcp/wasmcp/host/observe"
-	"github.com/wasmcp/wasmcp/host/policy"
-	"github.com/wasmcp/wasmcp/host/sandbox"
-	"github.com/wasmcp/wasmcp/host/schema"
+	"github.com/wasmcp/wasmcp/internal/registry"
+	"github.com/wasmcp/wasmcp/internal/egress"
+	"github.com/wasmcp/wasmcp/internal/observe"
+	"github.com/wasmcp/wasmcp/internal/policy"
+	"github.com/wasmcp/wasmcp/internal/sandbox"
+	"github.com/wasmcp/wasmcp/internal/schema"
 )
 
 // StderrTail is how much of a failed tool's stderr goes into the error text:
@@ -81,7 +81,7 @@ var EgressLimits = egress.Limits{
 // run.
 type Host struct {
 	engine       *sandbox.Engine
-	catalog      atomic.Pointer[catalog.Catalog]
+	catalog      atomic.Pointer[registry.Catalog]
 	slots        chan struct{}
 	queueTimeout time.Duration
 	log          *slog.Logger
@@ -93,11 +93,11 @@ type Host struct {
 	waiting      atomic.Int32 // calls waiting for a run slot
 
 	reloadMu sync.Mutex // one reload at a time
-	onChange []func(old, new *catalog.Catalog)
+	onChange []func(old, new *registry.Catalog)
 }
 
 // New returns a Host for the catalog's tools.
-func New(engine *sandbox.Engine, cat *catalog.Catalog, opts Options) *Host {
+func New(engine *sandbox.Engine, cat *registry.Catalog, opts Options) *Host {
 	n := opts.Concurrency
 	if n <= 0 {
 		n = DefaultConcurrency()
@@ -126,32 +126,32 @@ func New(engine *sandbox.Engine, cat *catalog.Catalog, opts Options) *Host {
 func (h *Host) Close() { h.prewarm.close() }
 
 // Catalog returns the tools the host serves now.
-func (h *Host) Catalog() *catalog.Catalog { return h.catalog.Load() }
+func (h *Host) Catalog() *registry.Catalog { return h.catalog.Load() }
 
 // OnChange registers f to be called after each reload that put a new
 // catalog in service, with the catalog it replaced.
-func (h *Host) OnChange(f func(old, new *catalog.Catalog)) {
+func (h *Host) OnChange(f func(old, new *registry.Catalog)) {
 	h.reloadMu.Lock()
 	defer h.reloadMu.Unlock()
 	h.onChange = append(h.onChange, f)
 }
 
-// Reload reads the tool directory again (see catalog.Reload) and puts the
+// Reload reads the tool directory again (see registry.Reload) and puts the
 // result in service. Calls already running finish on the modules they
 // started with; modules no longer served are freed when their last run
 // ends.
-func (h *Host) Reload(ctx context.Context, dir string, opts catalog.Options) error {
+func (h *Host) Reload(ctx context.Context, dir string, opts registry.Options) error {
 	h.reloadMu.Lock()
 	defer h.reloadMu.Unlock()
 	old := h.catalog.Load()
-	cat, unused, err := catalog.Reload(old, dir, opts)
+	cat, unused, err := registry.Reload(old, dir, opts)
 	h.observer.Reloaded(err)
 	if err != nil {
 		return err
 	}
 	h.catalog.Store(cat)
 	h.prewarm.forget(unused)
-	catalog.Retire(unused)
+	registry.Retire(unused)
 	h.observer.Loaded(len(cat.Modules), len(cat.Errors))
 	h.warm(ctx, cat)
 	for _, f := range h.onChange {
@@ -160,7 +160,7 @@ func (h *Host) Reload(ctx context.Context, dir string, opts catalog.Options) err
 	return nil
 }
 
-// Warm compiles the catalog's modules in the background (catalog.Warm),
+// Warm compiles the catalog's modules in the background (registry.Warm),
 // so that first calls rarely wait for the compiler, and then prepares
 // instances ahead for as many tools as the prewarm budget allows (see
 // prewarm.ahead), so that first calls do not pay a guest's start-up
@@ -168,7 +168,7 @@ func (h *Host) Reload(ctx context.Context, dir string, opts catalog.Options) err
 // stops early when ctx ends. Reload warms the catalog it puts in service.
 func (h *Host) Warm(ctx context.Context) <-chan struct{} { return h.warm(ctx, h.catalog.Load()) }
 
-func (h *Host) warm(ctx context.Context, cat *catalog.Catalog) <-chan struct{} {
+func (h *Host) warm(ctx context.Context, cat *registry.Catalog) <-chan struct{} {
 	done := make(chan struct{})
 	compiled := cat.Warm(ctx, h.log)
 	go func() {
@@ -223,7 +223,7 @@ func (h *Host) logCall(name string, o outcome, d time.Duration, args json.RawMes
 // acquireTool finds a tool and holds its module for the call. A module
 // freed by a reload between the lookup and the hold means its successor is
 // in service: the lookup is simply repeated.
-func (h *Host) acquireTool(name string) (*catalog.Tool, error) {
+func (h *Host) acquireTool(name string) (*registry.Tool, error) {
 	for {
 		t, ok := h.catalog.Load().Lookup(name)
 		if !ok {
@@ -242,7 +242,7 @@ type outcome struct {
 	queued time.Duration
 }
 
-func (h *Host) call(ctx context.Context, t *catalog.Tool, args json.RawMessage, rep sandbox.Reporter) (*mcp.CallToolResult, outcome) {
+func (h *Host) call(ctx context.Context, t *registry.Tool, args json.RawMessage, rep sandbox.Reporter) (*mcp.CallToolResult, outcome) {
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
@@ -337,7 +337,7 @@ func (h *Host) call(ctx context.Context, t *catalog.Tool, args json.RawMessage, 
 // runFor is what a call of t is started with, bar its arguments, reporter
 // and HTTP client: the same for every call of t while the policy stands, so
 // an instance can be prepared with it ahead of the call.
-func (h *Host) runFor(t *catalog.Tool) (sandbox.Run, policy.Effective) {
+func (h *Host) runFor(t *registry.Tool) (sandbox.Run, policy.Effective) {
 	perm := h.policy.For(t.Module.Stem, t.Module.SHA256, t.Spec.Name, t.Module.Manifest.Permissions, h.lookupEnv)
 	r := sandbox.Run{
 		Args:   []string{t.Module.Stem, t.Spec.Name},

@@ -1,4 +1,4 @@
-package host
+package dispatch
 
 import (
 	"bufio"
@@ -14,9 +14,9 @@ import (
 	"testing"
 
 	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/host/catalog"
-	"github.com/wasmcp/wasmcp/host/policy"
-	"github.com/wasmcp/wasmcp/host/sandbox"
+	"github.com/wasmcp/wasmcp/internal/registry"
+	"github.com/wasmcp/wasmcp/internal/policy"
+	"github.com/wasmcp/wasmcp/internal/sandbox"
 	"github.com/wasmcp/wasmcp/internal/wattest"
 )
 
@@ -46,7 +46,7 @@ func TestCompilingHoldsNoRunSlot(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { engine.Close(context.Background()) })
-	cat, err := catalog.Load(dir, catalog.Options{Engine: engine, Ceilings: ceilings})
+	cat, err := registry.Load(dir, registry.Options{Engine: engine, Ceilings: ceilings})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestEngineCausesGoToTheDebugLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { engine.Close(context.Background()) })
-	cat, err := catalog.Load(dir, catalog.Options{Engine: engine, Ceilings: ceilings})
+	cat, err := registry.Load(dir, registry.Options{Engine: engine, Ceilings: ceilings})
 	if err != nil {
 		t.Fatal(err)
 	}

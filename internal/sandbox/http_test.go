@@ -10,7 +10,7 @@ import (
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 
-	"github.com/wasmcp/wasmcp/host/egress"
+	"github.com/wasmcp/wasmcp/internal/egress"
 )
 
 // fakeHTTP answers every request, or denies those to denyHost.

@@ -1,4 +1,4 @@
-package catalog
+package registry
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/host/sandbox"
+	"github.com/wasmcp/wasmcp/internal/sandbox"
 	"github.com/wasmcp/wasmcp/internal/wasmbin"
 	"github.com/wasmcp/wasmcp/internal/wattest"
 )

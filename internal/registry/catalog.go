@@ -2,7 +2,7 @@
 // manifest, checks it, compiles its schemas and indexes its tools by name. It
 // reads and parses but never compiles Wasm, so a catalog is ready as soon as
 // the files are read; compiling is left to the module, on demand.
-package catalog
+package registry
 
 import (
 	"bytes"
@@ -26,9 +26,9 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/host/observe"
-	"github.com/wasmcp/wasmcp/host/sandbox"
-	"github.com/wasmcp/wasmcp/host/schema"
+	"github.com/wasmcp/wasmcp/internal/observe"
+	"github.com/wasmcp/wasmcp/internal/sandbox"
+	"github.com/wasmcp/wasmcp/internal/schema"
 	"github.com/wasmcp/wasmcp/internal/wasmbin"
 )
 

@@ -12,8 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/wasmcp/wasmcp/host/observe"
-	"github.com/wasmcp/wasmcp/host/sandbox"
+	"github.com/wasmcp/wasmcp/internal/observe"
+	"github.com/wasmcp/wasmcp/internal/sandbox"
 )
 
 // MaxToolLabels caps the distinct values of the tool label. Every value is a

@@ -1,4 +1,4 @@
-package host
+package dispatch
 
 import (
 	"bytes"
@@ -15,13 +15,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/host/catalog"
+	"github.com/wasmcp/wasmcp/internal/registry"
 )
 
 // Result turns a successful run's stdout into a tool result according to the
 // tool's output mode, checking structuredContent against the outputSchema.
 // What a tool in result mode wrote but may not set is logged on log.
-func Result(t *catalog.Tool, stdout []byte, log *slog.Logger) (*mcp.CallToolResult, error) {
+func Result(t *registry.Tool, stdout []byte, log *slog.Logger) (*mcp.CallToolResult, error) {
 	switch t.Spec.Mode() {
 	case abi.OutputJSON:
 		obj, err := decodeObject(stdout)
@@ -58,7 +58,7 @@ func Result(t *catalog.Tool, stdout []byte, log *slog.Logger) (*mcp.CallToolResu
 // Dropping rather than refusing keeps working a tool that copies a whole
 // result from elsewhere, "resultType": "complete" and all, since what is
 // dropped was never the tool's to decide.
-func decodeResult(t *catalog.Tool, stdout []byte, log *slog.Logger) (*mcp.CallToolResult, error) {
+func decodeResult(t *registry.Tool, stdout []byte, log *slog.Logger) (*mcp.CallToolResult, error) {
 	var members map[string]json.RawMessage
 	if err := json.Unmarshal(stdout, &members); err != nil || members == nil {
 		if err == nil {
@@ -241,7 +241,7 @@ func decodeObject(data []byte) (map[string]any, error) {
 	return obj, nil
 }
 
-func checkOutput(t *catalog.Tool, v any) error {
+func checkOutput(t *registry.Tool, v any) error {
 	if t.Output == nil {
 		return nil
 	}

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/wasmcp/wasmcp/mcpserver/internal/guard"
+	"github.com/wasmcp/wasmcp/internal/mcpserver/internal/guard"
 )
 
 // idSwaps hands the SDK a fresh string id in place of each request id that
