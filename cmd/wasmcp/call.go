@@ -11,8 +11,7 @@ import (
 	"strings"
 
 	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/internal/dispatch"
-	"github.com/wasmcp/wasmcp/internal/mcpserver"
+	"github.com/wasmcp/wasmcp/host"
 )
 
 func runCall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -32,13 +31,13 @@ func runCall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	switch a := fs.Arg(1); a {
 	case "":
 	case "-":
-		b, err := io.ReadAll(io.LimitReader(stdin, mcpserver.MaxMessageSize+1))
+		b, err := io.ReadAll(io.LimitReader(stdin, host.MaxMessageSize+1))
 		if err != nil {
 			fmt.Fprintln(stderr, "wasmcp call: reading arguments:", err)
 			return exitFailure
 		}
-		if len(b) > mcpserver.MaxMessageSize {
-			fmt.Fprintf(stderr, "wasmcp call: the arguments exceed %d bytes\n", mcpserver.MaxMessageSize)
+		if len(b) > host.MaxMessageSize {
+			fmt.Fprintf(stderr, "wasmcp call: the arguments exceed %d bytes\n", host.MaxMessageSize)
 			return exitUsage
 		}
 		argsJSON = b
@@ -51,17 +50,17 @@ func runCall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 
 	hf.prewarm = 0 // one-shot commands make no later calls to prepare for
-	l, err := hf.load(ctx, stderr, nil)
+	srv, log, err := hf.open(ctx, stderr, nil)
 	if err != nil {
 		fmt.Fprintln(stderr, "wasmcp call:", err)
 		return exitFailure
 	}
-	defer l.close()
-	res, err := l.host.Call(ctx, name, argsJSON, stderrReporter{stderr})
-	if errors.Is(err, dispatch.ErrUnknownTool) {
+	defer closeServer(srv, log)
+	res, err := srv.Call(ctx, name, argsJSON, stderrReporter{stderr})
+	if errors.Is(err, host.ErrUnknownTool) {
 		var names []string
-		for _, t := range l.host.Catalog().Tools {
-			names = append(names, t.Spec.Name)
+		for _, t := range srv.Status().Tools {
+			names = append(names, t.Name)
 		}
 		fmt.Fprintf(stderr, "wasmcp call: no tool %q in %s (tools: %s)\n", name, hf.tools, strings.Join(names, ", "))
 		return exitFailure

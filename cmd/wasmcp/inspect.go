@@ -76,7 +76,7 @@ func runInspect(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		return exitUnhandled
 	}
 	defer engine.Close(ctx)
-	m, _, err := registry.LoadFile(path, registry.Options{Engine: engine, Ceilings: sandbox.Limits{Timeout: 1 << 62, Memory: 1 << 62, Output: 1 << 62}})
+	m, _, err := registry.LoadFile(path, registry.LoadOptions{Engine: engine, Ceilings: sandbox.Limits{Timeout: 1 << 62, Memory: 1 << 62, Output: 1 << 62}})
 	if err != nil {
 		in.Problems = append(in.Problems, err.Error())
 	} else {

@@ -7,78 +7,7 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
-
-	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/internal/registry"
 )
-
-// listing is `wasmcp list --json`'s output and the server's /status.
-type listing struct {
-	Tools   []listedTool   `json:"tools"`
-	Modules []listedModule `json:"modules"`
-	Errors  []listedError  `json:"errors"`
-}
-
-type listedTool struct {
-	Name        string     `json:"name"`
-	Description string     `json:"description"`
-	Module      string     `json:"module"`
-	Manifest    string     `json:"manifest"`
-	Output      string     `json:"output"`
-	Limits      abi.Limits `json:"limits"`
-	Compiled    *bool      `json:"compiled,omitempty"`
-}
-
-type listedModule struct {
-	File     string   `json:"file"`
-	SHA256   string   `json:"sha256"`
-	Manifest string   `json:"manifest"`
-	Tools    []string `json:"tools"`
-}
-
-type listedError struct {
-	File  string `json:"file"`
-	Error string `json:"error"`
-}
-
-// newListing describes a catalog. compileErr, when not nil, holds each
-// compiled module's result, keyed by path.
-func newListing(cat *registry.Catalog, compileErr map[string]error) listing {
-	out := listing{Tools: []listedTool{}, Modules: []listedModule{}, Errors: []listedError{}}
-	for _, m := range cat.Modules {
-		lm := listedModule{File: m.Path, SHA256: m.SHA256, Manifest: m.ManifestFrom, Tools: []string{}}
-		for _, t := range m.Manifest.Tools {
-			lm.Tools = append(lm.Tools, t.Name)
-		}
-		out.Modules = append(out.Modules, lm)
-		if err := compileErr[m.Path]; err != nil {
-			out.Errors = append(out.Errors, listedError{File: m.Path, Error: "does not compile: " + err.Error()})
-		}
-	}
-	for _, t := range cat.Tools {
-		lt := listedTool{
-			Name:        t.Spec.Name,
-			Description: t.Spec.Description,
-			Module:      t.Module.Path,
-			Manifest:    t.Module.ManifestFrom,
-			Output:      string(t.Spec.Mode()),
-			Limits: abi.Limits{
-				Timeout: abi.Duration(t.Module.Limits.Timeout),
-				Memory:  abi.Size(t.Module.Limits.Memory),
-				Output:  abi.Size(t.Module.Limits.Output),
-			},
-		}
-		if compileErr != nil {
-			ok := compileErr[t.Module.Path] == nil
-			lt.Compiled = &ok
-		}
-		out.Tools = append(out.Tools, lt)
-	}
-	for _, e := range cat.Errors {
-		out.Errors = append(out.Errors, listedError{File: e.Path, Error: e.Err.Error()})
-	}
-	return out
-}
 
 func runList(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("list", flag.ContinueOnError)
@@ -91,23 +20,16 @@ func runList(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		return code
 	}
 	hf.prewarm = 0 // one-shot commands make no later calls to prepare for
-	l, err := hf.load(ctx, stderr, nil)
+	srv, log, err := hf.open(ctx, stderr, nil)
 	if err != nil {
 		fmt.Fprintln(stderr, "wasmcp list:", err)
 		return exitFailure
 	}
-	defer l.close()
-	cat := l.host.Catalog()
-	var compileErr map[string]error
+	defer closeServer(srv, log)
+	out := srv.Status()
 	if *compile {
-		compileErr = map[string]error{}
-		for _, m := range cat.Modules {
-			if _, err := m.Compiled(ctx); err != nil {
-				compileErr[m.Path] = err
-			}
-		}
+		out = srv.CompileAll(ctx)
 	}
-	out := newListing(cat, compileErr)
 
 	if *asJSON {
 		enc := json.NewEncoder(stdout)

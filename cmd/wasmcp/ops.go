@@ -5,8 +5,7 @@ import (
 	"net/http"
 	"sync/atomic"
 
-	"github.com/wasmcp/wasmcp/internal/mcpserver"
-	"github.com/wasmcp/wasmcp/internal/metrics"
+	"github.com/wasmcp/wasmcp/host"
 )
 
 // opsHandler puts the operator's endpoints beside the MCP endpoint:
@@ -18,9 +17,9 @@ import (
 //
 // The probes need no token, so that an orchestrator can call them; status
 // and metrics name the tools, so they sit behind the token like /mcp.
-func opsHandler(mcpHandler http.Handler, l *loaded, m *metrics.Metrics, token string, draining *atomic.Bool) http.Handler {
+func opsHandler(srv *host.Server, token string, draining *atomic.Bool) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle(mcpserver.Path, mcpHandler)
+	mux.Handle(host.Path, srv.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Write([]byte("ok\n"))
 	})
@@ -35,11 +34,11 @@ func opsHandler(mcpHandler http.Handler, l *loaded, m *metrics.Metrics, token st
 		w.Header().Set("Content-Type", "application/json")
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		enc.Encode(newListing(l.host.Catalog(), nil))
+		enc.Encode(srv.Status())
 	})
-	mux.Handle("GET /status", mcpserver.RequireBearer(token, status))
-	if m != nil {
-		mux.Handle("GET /metrics", mcpserver.RequireBearer(token, m.Handler()))
+	mux.Handle("GET /status", host.RequireBearer(token, status))
+	if m := srv.MetricsHandler(); m != nil {
+		mux.Handle("GET /metrics", host.RequireBearer(token, m))
 	}
 	return mux
 }

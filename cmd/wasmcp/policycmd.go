@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/wasmcp/wasmcp/internal/policy"
+	"github.com/wasmcp/wasmcp/internal/registry"
+	"github.com/wasmcp/wasmcp/internal/sandbox"
 )
 
 func runPolicy(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -54,16 +56,15 @@ func approve(ctx context.Context, hf *hostFlags, stems []string, stdout, stderr 
 	// without it.
 	file := hf.policyFile
 	hf.policyFile = ""
-	hf.prewarm = 0 // one-shot commands make no later calls to prepare for
-	l, err := hf.load(ctx, stderr, nil)
+	cat, done, err := hf.catalog(ctx)
 	if err != nil {
 		fmt.Fprintln(stderr, "wasmcp policy approve:", err)
 		return exitFailure
 	}
-	defer l.close()
+	defer done()
 	for _, stem := range stems {
 		found := false
-		for _, m := range l.host.Catalog().Modules {
+		for _, m := range cat.Modules {
 			if m.Stem != stem {
 				continue
 			}
@@ -88,14 +89,14 @@ func show(ctx context.Context, hf *hostFlags, tools []string, stdout, stderr io.
 		fmt.Fprintln(stderr, "wasmcp policy show:", err)
 		return exitFailure
 	}
-	hf.prewarm = 0 // one-shot commands make no later calls to prepare for
-	l, err := hf.load(ctx, stderr, nil)
+	hf.policyFile = "" // read above; the tools load without it
+	cat, done, err := hf.catalog(ctx)
 	if err != nil {
 		fmt.Fprintln(stderr, "wasmcp policy show:", err)
 		return exitFailure
 	}
-	defer l.close()
-	for _, t := range l.host.Catalog().Tools {
+	defer done()
+	for _, t := range cat.Tools {
 		if len(tools) > 0 && !slices.Contains(tools, t.Spec.Name) {
 			continue
 		}
@@ -149,4 +150,25 @@ func line(w io.Writer, what string, items []string) {
 		return
 	}
 	fmt.Fprintf(w, "  %-12s %s\n", what, strings.Join(items, "; "))
+}
+
+// catalog loads the tool directory as the server would, to read what its
+// tools ask for, without serving them.
+func (f *hostFlags) catalog(ctx context.Context) (*registry.Catalog, func(), error) {
+	if err := f.check(); err != nil {
+		return nil, nil, err
+	}
+	engine, err := sandbox.NewEngine(ctx, sandbox.Config{Engine: f.engine})
+	if err != nil {
+		return nil, nil, err
+	}
+	reg, err := registry.Open(registry.Options{Dir: f.tools, PolicyFile: f.policyFile, LoadOptions: registry.LoadOptions{
+		Engine:   engine,
+		Ceilings: sandbox.Limits{Timeout: f.timeout, Memory: int64(f.memory), Output: int64(f.output)},
+	}})
+	if err != nil {
+		engine.Close(ctx)
+		return nil, nil, err
+	}
+	return reg.Current(), func() { engine.Close(context.Background()) }, nil
 }

@@ -14,17 +14,14 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/wasmcp/wasmcp/internal/observe"
-	"github.com/wasmcp/wasmcp/internal/watch"
-	"github.com/wasmcp/wasmcp/internal/mcpserver"
-	"github.com/wasmcp/wasmcp/internal/metrics"
+	"github.com/wasmcp/wasmcp/host"
 )
 
 func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	var hf hostFlags
 	hf.register(fs)
-	addr := fs.String("http", "", "serve Streamable HTTP at `ADDR` (path "+mcpserver.Path+") instead of stdio; a bare :PORT binds loopback only")
+	addr := fs.String("http", "", "serve Streamable HTTP at `ADDR` (path "+host.Path+") instead of stdio; a bare :PORT binds loopback only")
 	watchDir := fs.Bool("watch", true, "reload the tool directory when its files change, and tell clients")
 	grace := fs.Duration("shutdown-grace", 10*time.Second, "on SIGTERM or SIGINT, how long calls in flight may finish before they are cancelled")
 	var web httpFlags
@@ -40,62 +37,40 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintln(stderr, "wasmcp serve: --shutdown-grace must not be negative")
 		return exitUsage
 	}
-	var obs *metrics.Metrics
-	if *addr != "" {
-		obs = metrics.New()
+	httpCfg, err := web.handlerOptions()
+	if *addr != "" && err != nil {
+		fmt.Fprintln(stderr, "wasmcp serve:", err)
+		return exitUsage
 	}
-	l, err := hf.load(ctx, stderr, observerOf(obs))
+	srv, log, err := hf.open(ctx, stderr, func(c *host.Config) {
+		c.HTTP = httpCfg
+		c.Watch = *watchDir
+		c.Metrics = *addr != ""
+		c.ShutdownGrace = *grace
+		if *grace == 0 {
+			c.ShutdownGrace = -1 // host.Config's zero is its default
+		}
+	})
 	if err != nil {
 		fmt.Fprintln(stderr, "wasmcp serve:", err)
 		return exitFailure
 	}
-	defer l.close()
-	cat := l.host.Catalog()
-	l.log.Info("tools loaded", "dir", hf.tools, "tools", len(cat.Tools), "modules", len(cat.Modules), "skipped", len(cat.Errors))
-	// Compilation and reloads outlive the signal that starts a shutdown:
-	// calls still finishing may need them.
-	work, stopWork := context.WithCancel(context.WithoutCancel(ctx))
-	warmed := l.host.Warm(work)
-	defer func() { stopWork(); <-warmed }()
-	srv := mcpserver.New(l.host, mcpserver.Options{Version: version, Logger: l.log, ListChanged: *watchDir})
-	if *watchDir {
-		reload := func() {
-			if err := l.host.Reload(work, l.dir, l.catalogOptions); err != nil {
-				l.log.Error("reloading the tool directory", "error", err)
-				return
-			}
-			c := l.host.Catalog()
-			l.log.Info("tools reloaded", "tools", len(c.Tools), "modules", len(c.Modules), "skipped", len(c.Errors))
-		}
-		if err := watch.Dir(ctx, l.dir, watch.DefaultQuiet, l.log, reload); err != nil {
-			fmt.Fprintln(stderr, "wasmcp serve:", err)
-			return exitFailure
-		}
-	}
+	defer closeServer(srv, log)
+	st := srv.Status()
+	log.Info("tools loaded", "dir", hf.tools, "tools", len(st.Tools), "modules", len(st.Modules), "skipped", len(st.Errors))
+	srv.Warm()
 
 	if *addr == "" {
-		err = srv.ServeStdio(ctx, stdin, stdout, mcpserver.StdioOptions{
-			DrainTimeout:  hf.timeout + hf.queueTimeout + 5*time.Second,
-			ShutdownGrace: *grace,
-			Logger:        l.log,
-		})
+		err = srv.ServeStdio(ctx, stdin, stdout)
 	} else {
-		err = serveHTTP(ctx, *addr, srv, &web, l, obs, *grace)
+		err = serveHTTP(ctx, *addr, srv, &web, httpCfg, log, *grace)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "wasmcp serve:", err)
 		return exitFailure
 	}
-	l.log.Info("stopped")
+	log.Info("stopped")
 	return exitOK
-}
-
-// observerOf avoids handing the host a typed nil.
-func observerOf(m *metrics.Metrics) observe.Observer {
-	if m == nil {
-		return nil
-	}
-	return m
 }
 
 // httpFlags are the flags of `serve --http`.
@@ -114,14 +89,13 @@ func (f *httpFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "serve HTTPS with this certificate `FILE` (PEM; with --tls-key)")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "the private key `FILE` for --tls-cert (PEM)")
 	fs.IntVar(&f.maxConnections, "max-connections", 1024, "HTTP connections open at once; past it, a new one closes the connection idle longest, or waits while all are busy")
-	fs.IntVar(&f.maxSessions, "max-sessions", mcpserver.DefaultMaxSessions, "live 2025-11-25 sessions; a new one past this is refused with 503")
-	fs.DurationVar(&f.sessionIdle, "session-idle-timeout", mcpserver.DefaultSessionIdleTimeout, "close a 2025-11-25 session idle this long")
+	fs.IntVar(&f.maxSessions, "max-sessions", 1024, "live 2025-11-25 sessions; a new one past this is refused with 503")
+	fs.DurationVar(&f.sessionIdle, "session-idle-timeout", 10*time.Minute, "close a 2025-11-25 session idle this long")
 	fs.DurationVar(&f.readTimeout, "read-timeout", 30*time.Second, "time a client has to send a request's headers, and then its body")
 }
 
-func (f *httpFlags) handlerOptions(log *slog.Logger) (mcpserver.HTTPOptions, error) {
-	opts := mcpserver.HTTPOptions{
-		Logger:             log,
+func (f *httpFlags) handlerOptions() (host.HTTPConfig, error) {
+	opts := host.HTTPConfig{
 		MaxSessions:        f.maxSessions,
 		SessionIdleTimeout: f.sessionIdle,
 		BodyTimeout:        f.readTimeout,
@@ -145,32 +119,28 @@ func (f *httpFlags) handlerOptions(log *slog.Logger) (mcpserver.HTTPOptions, err
 	return opts, nil
 }
 
-func serveHTTP(ctx context.Context, addr string, srv *mcpserver.Server, f *httpFlags, l *loaded, m *metrics.Metrics, grace time.Duration) error {
-	opts, err := f.handlerOptions(l.log)
-	if err != nil {
-		return err
-	}
-	host, port, err := net.SplitHostPort(addr)
+func serveHTTP(ctx context.Context, addr string, srv *host.Server, f *httpFlags, opts host.HTTPConfig, log *slog.Logger, grace time.Duration) error {
+	bind, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("--http %q: %w", addr, err)
 	}
-	if host == "" {
+	if bind == "" {
 		// Tools run code for whoever can reach the port: exposing it beyond
 		// this machine must be a deliberate choice (0.0.0.0:PORT).
-		host = "127.0.0.1"
+		bind = "127.0.0.1"
 	}
-	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" && opts.AuthToken == "" {
-		l.log.Warn("serving beyond loopback without --auth-token-file: anyone who can reach the port can run the tools", "addr", addr)
+	if ip := net.ParseIP(bind); (ip == nil || !ip.IsLoopback()) && bind != "localhost" && opts.AuthToken == "" {
+		log.Warn("serving beyond loopback without --auth-token-file: anyone who can reach the port can run the tools", "addr", addr)
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
+	ln, err := net.Listen("tcp", net.JoinHostPort(bind, port))
 	if err != nil {
 		return err
 	}
-	limit := newConnLimit(ln, f.maxConnections, l.log)
+	limit := newConnLimit(ln, f.maxConnections, log)
 	ln = limit
 	var draining atomic.Bool
 	hs := &http.Server{
-		Handler:           opsHandler(srv.HTTPHandler(opts), l, m, opts.AuthToken, &draining),
+		Handler:           opsHandler(srv, opts.AuthToken, &draining),
 		ReadHeaderTimeout: f.readTimeout,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
@@ -180,7 +150,7 @@ func serveHTTP(ctx context.Context, addr string, srv *mcpserver.Server, f *httpF
 	if f.tlsCert != "" {
 		scheme = "https"
 	}
-	l.log.Info("serving MCP over HTTP", "url", scheme+"://"+ln.Addr().String()+mcpserver.Path, "auth", opts.AuthToken != "")
+	log.Info("serving MCP over HTTP", "url", scheme+"://"+ln.Addr().String()+host.Path, "auth", opts.AuthToken != "")
 	served := make(chan error, 1)
 	go func() {
 		if f.tlsCert != "" {
@@ -198,11 +168,11 @@ func serveHTTP(ctx context.Context, addr string, srv *mcpserver.Server, f *httpF
 	// within the grace period; past it, close what is left, which cancels
 	// the calls still running.
 	draining.Store(true)
-	l.log.Info("shutting down", "grace", grace)
+	log.Info("shutting down", "grace", grace)
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {
-		l.log.Warn("grace period over; closing remaining connections", "error", err)
+		log.Warn("grace period over; closing remaining connections", "error", err)
 		return hs.Close()
 	}
 	return nil

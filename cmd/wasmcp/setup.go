@@ -8,15 +8,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
 	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/internal/dispatch"
-	"github.com/wasmcp/wasmcp/internal/registry"
-	"github.com/wasmcp/wasmcp/internal/observe"
-	"github.com/wasmcp/wasmcp/internal/policy"
-	"github.com/wasmcp/wasmcp/internal/sandbox"
+	"github.com/wasmcp/wasmcp/host"
 )
 
 // hostFlags are the flags shared by every command that loads a directory.
@@ -34,7 +31,7 @@ type hostFlags struct {
 	policyFile   string
 	prewarm      int
 	engine       string
-	compile      sandbox.CompileLimits
+	compile      host.CompileLimits
 	compileMem   abi.Size
 }
 
@@ -45,19 +42,19 @@ func (f *hostFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "ceiling on one call's run time; a manifest may ask for less")
 	fs.Var(&f.memory, "memory", "ceiling on one call's memory: linear memory, tables and globals (e.g. 64MiB); a manifest may ask for less")
 	fs.Var(&f.output, "output", "ceiling on one call's stdout, and separately its stderr (e.g. 1MiB)")
-	fs.IntVar(&f.concurrency, "concurrency", dispatch.DefaultConcurrency(), "calls that may run at once")
+	fs.IntVar(&f.concurrency, "concurrency", 2*runtime.GOMAXPROCS(0), "calls that may run at once")
 	fs.DurationVar(&f.queueTimeout, "queue-timeout", 5*time.Second, "how long a call waits for a free slot before it is answered busy")
-	fs.StringVar(&f.engine, "engine", sandbox.DefaultEngine, "WebAssembly `engine`: "+strings.Join(sandbox.Engines(), " or ")+" (wasmtime needs a build tagged wasmtime)")
+	fs.StringVar(&f.engine, "engine", host.Engines()[0], "WebAssembly `engine`: "+strings.Join(host.Engines(), " or ")+" (wasmtime needs a build tagged wasmtime)")
 	fs.StringVar(&f.cacheDir, "cache-dir", defaultCacheDir(), "`directory` for compiled code, reused across restarts (empty: memory only)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fs.BoolVar(&f.logArguments, "log-arguments", false, "add each call's arguments to its log line (they may hold private data)")
 	fs.IntVar(&f.prewarm, "prewarm", 8, "instances to keep started ahead of their calls: at start for the tools of the largest modules, then one per recently called tool (0: none); each call still gets a fresh one")
 	fs.StringVar(&f.policyFile, "policy", "", "YAML `file` granting tools files, environment, network and secrets (none: tools get none)")
-	d := sandbox.DefaultCompileLimits()
+	d := host.DefaultCompileLimits()
 	f.compileMem = abi.Size(d.Memory)
 	fs.DurationVar(&f.compile.Timeout, "compile-timeout", d.Timeout, "longest one module may take to compile; a module that takes longer is refused")
-	fs.Var(&f.compileMem, "compile-memory", fmt.Sprintf("memory compiling one module may use, plus %d bytes for every byte of the module; a module that needs more is refused", sandbox.MemoryPerByte))
+	fs.Var(&f.compileMem, "compile-memory", fmt.Sprintf("memory compiling one module may use, plus %d bytes for every byte of the module; a module that needs more is refused", host.MemoryPerByte))
 	fs.IntVar(&f.compile.Concurrency, "compile-concurrency", d.Concurrency, "modules that may compile at once (compiling never takes a call's run slot)")
 	addConfigFlag(fs)
 }
@@ -68,10 +65,6 @@ func defaultCacheDir() string {
 		return ""
 	}
 	return filepath.Join(dir, "wasmcp")
-}
-
-func (f *hostFlags) ceilings() sandbox.Limits {
-	return sandbox.Limits{Timeout: f.timeout, Memory: int64(f.memory), Output: int64(f.output)}
 }
 
 func (f *hostFlags) check() error {
@@ -94,23 +87,6 @@ func (f *hostFlags) check() error {
 	return nil
 }
 
-// engineConfig is the engine the flags ask for. Modules compile in worker
-// processes of this binary (the compile-worker command), which is what
-// bounds a compilation's memory; a binary that cannot find itself
-// compiles in process, and says so.
-func (f *hostFlags) engineConfig(log *slog.Logger) sandbox.Config {
-	lim := f.compile
-	lim.Memory = int64(f.compileMem)
-	cfg := sandbox.Config{Engine: f.engine, CacheDir: f.cacheDir, Compile: lim}
-	exe, err := os.Executable()
-	if err != nil {
-		log.Warn("compiling in process: the compile worker cannot be started, so --compile-memory does not hold", "reason", err)
-		return cfg
-	}
-	cfg.Worker = &sandbox.Worker{Path: exe, Args: []string{workerCommand}}
-	return cfg
-}
-
 // logger builds the server's logger. Logs always go to stderr: in stdio
 // mode, stdout carries protocol messages only.
 func (f *hostFlags) logger(stderr io.Writer) (*slog.Logger, error) {
@@ -128,59 +104,66 @@ func (f *hostFlags) logger(stderr io.Writer) (*slog.Logger, error) {
 	return nil, fmt.Errorf("--log-format must be text or json, not %q", f.logFormat)
 }
 
-// loaded is a host ready to serve.
-type loaded struct {
-	engine *sandbox.Engine
-	host   *dispatch.Host
-	log    *slog.Logger
-	// dir and catalogOptions reload the directory.
-	dir            string
-	catalogOptions registry.Options
-}
-
-func (l *loaded) close() {
-	l.host.Close()
-	// Compilations are stopped first (their workers killed); what an
-	// engine cannot stop is not waited for long, as the process is
-	// exiting.
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	if err := l.engine.Close(ctx); err != nil {
-		l.log.Warn("exiting with a compilation still running", "error", err)
+// config is the host.Config the flags ask for. Modules compile in worker
+// processes of this binary (the compile-worker command), which is what
+// bounds a compilation's memory; a binary that cannot find itself compiles
+// in process, and says so.
+func (f *hostFlags) config(log *slog.Logger) host.Config {
+	queue := f.queueTimeout
+	if queue == 0 {
+		queue = -1 // host.Config's zero is its default; --queue-timeout 0 is no wait
 	}
+	cfg := host.Config{
+		Tools:        f.tools,
+		Policy:       f.policyFile,
+		Limits:       host.Limits{Timeout: f.timeout, Memory: int64(f.memory), Output: int64(f.output)},
+		Concurrency:  f.concurrency,
+		QueueTimeout: queue,
+		Prewarm:      f.prewarm,
+		Engine:       f.engine,
+		CacheDir:     f.cacheDir,
+		Compile:      host.CompileLimits{Timeout: f.compile.Timeout, Memory: int64(f.compileMem), Concurrency: f.compile.Concurrency},
+		Logger:       log,
+		LogArguments: f.logArguments,
+		Version:      version,
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		log.Warn("compiling in process: the compile worker cannot be started, so --compile-memory does not hold", "reason", err)
+		return cfg
+	}
+	cfg.Worker = &host.Worker{Path: exe, Args: []string{workerCommand}}
+	return cfg
 }
 
-// load reads the tool directory. obs, if not nil, is told about calls,
-// compilations and loads.
-func (f *hostFlags) load(ctx context.Context, stderr io.Writer, obs observe.Observer) (*loaded, error) {
+// open checks the flags and opens the server they describe; adjust, if
+// not nil, completes the configuration for one command.
+func (f *hostFlags) open(ctx context.Context, stderr io.Writer, adjust func(*host.Config)) (*host.Server, *slog.Logger, error) {
 	if err := f.check(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	log, err := f.logger(stderr)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if obs == nil {
-		obs = observe.Nop{}
+	cfg := f.config(log)
+	if adjust != nil {
+		adjust(&cfg)
 	}
-	engine, err := sandbox.NewEngine(ctx, f.engineConfig(log))
+	srv, err := host.New(ctx, cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	opts := registry.Options{Engine: engine, Ceilings: f.ceilings(), Logger: log, Observer: obs}
-	cat, err := registry.Load(f.tools, opts)
-	if err != nil {
-		engine.Close(ctx)
-		return nil, err
+	return srv, log, nil
+}
+
+// closeServer closes srv as a command exits: compilations are stopped
+// first (their workers killed), and what an engine cannot stop is not
+// waited for long.
+func closeServer(srv *host.Server, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := srv.Close(ctx); err != nil {
+		log.Warn("exiting with a compilation still running", "error", err)
 	}
-	obs.Loaded(len(cat.Modules), len(cat.Errors))
-	var pol *policy.Policy
-	if f.policyFile != "" {
-		if pol, err = policy.Load(f.policyFile); err != nil {
-			engine.Close(ctx)
-			return nil, err
-		}
-	}
-	h := dispatch.New(engine, cat, dispatch.Options{Concurrency: f.concurrency, QueueTimeout: f.queueTimeout, Logger: log, Observer: obs, LogArguments: f.logArguments, Policy: pol, Prewarm: f.prewarm})
-	return &loaded{engine: engine, host: h, log: log, dir: f.tools, catalogOptions: opts}, nil
 }

@@ -15,7 +15,6 @@ import (
 
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/internal/registry"
-	"github.com/wasmcp/wasmcp/internal/policy"
 	"github.com/wasmcp/wasmcp/internal/sandbox"
 	"github.com/wasmcp/wasmcp/internal/wattest"
 )
@@ -46,11 +45,11 @@ func TestCompilingHoldsNoRunSlot(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { engine.Close(context.Background()) })
-	cat, err := registry.Load(dir, registry.Options{Engine: engine, Ceilings: ceilings})
+	reg, err := registry.Open(registry.Options{Dir: dir, LoadOptions: registry.LoadOptions{Engine: engine, Ceilings: ceilings}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := New(engine, cat, Options{Concurrency: 1, QueueTimeout: hangGuard})
+	h := New(reg, Options{Concurrency: 1, QueueTimeout: hangGuard})
 	t.Cleanup(h.Close)
 
 	startedR, gateW := openFIFO(t, started), openFIFO(t, gate)
@@ -133,21 +132,17 @@ func TestEngineCausesGoToTheDebugLog(t *testing.T) {
 	if err := os.WriteFile(policyFile, []byte(src), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	pol, err := policy.Load(policyFile)
-	if err != nil {
-		t.Fatal(err)
-	}
 	engine, err := sandbox.NewEngine(context.Background(), sandbox.Config{Engine: os.Getenv("WASMCP_ENGINE")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { engine.Close(context.Background()) })
-	cat, err := registry.Load(dir, registry.Options{Engine: engine, Ceilings: ceilings})
+	reg, err := registry.Open(registry.Options{Dir: dir, PolicyFile: policyFile, LoadOptions: registry.LoadOptions{Engine: engine, Ceilings: ceilings}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rec := newRecorder()
-	h := New(engine, cat, Options{Policy: pol, Logger: slog.New(rec)})
+	h := New(reg, Options{Logger: slog.New(rec)})
 	t.Cleanup(h.Close)
 	res, err := h.Call(context.Background(), "echo", json.RawMessage(`{}`), nil)
 	if err != nil {

@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -9,7 +10,6 @@ import (
 
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/internal/registry"
-	"github.com/wasmcp/wasmcp/internal/policy"
 	"github.com/wasmcp/wasmcp/internal/wasmbin"
 	"github.com/wasmcp/wasmcp/internal/wattest"
 )
@@ -28,11 +28,11 @@ func padded(t *testing.T, wat string, n int) []byte {
 // one is a manifest of one tool that takes any object.
 func one(name string) abi.Manifest { return manifest(tool(name, "", anyObject, "")) }
 
-// warm runs the host's warm-up to its end.
+// warm runs the dispatcher's warm-up to its end.
 func (f *fixture) warm(t *testing.T) {
 	t.Helper()
 	select {
-	case <-f.host.Warm(context.Background()):
+	case <-f.d.Warm():
 	case <-time.After(hangGuard):
 		t.Fatal("the warm-up never ended")
 	}
@@ -40,28 +40,25 @@ func (f *fixture) warm(t *testing.T) {
 
 // ready lists the tools that have an instance prepared, by name.
 func (f *fixture) ready() []string {
-	p := f.host.prewarm
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	var names []string
-	for t := range p.ready {
-		names = append(names, t.Spec.Name)
+	for _, t := range f.reg.Current().Tools {
+		if f.d.pool.Ready(t) {
+			names = append(names, t.Spec.Name)
+		}
 	}
 	slices.Sort(names)
 	return names
 }
 
-// cold reports whether the tool is marked as not worth preparing.
+// cold reports whether the tool is marked as not worth preparing: the pool
+// wants no instance for it, and has none.
 func (f *fixture) cold(t *testing.T, name string) bool {
 	t.Helper()
-	tl, ok := f.host.Catalog().Lookup(name)
+	tl, ok := f.reg.Current().Lookup(name)
 	if !ok {
 		t.Fatalf("no tool %s", name)
 	}
-	p := f.host.prewarm
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.cold[tl]
+	return !f.d.pool.Wanted(tl) && !f.d.pool.Ready(tl)
 }
 
 // warmedUp returns the "prepared" figure of the last "warm-up done" line.
@@ -91,13 +88,13 @@ func TestWarmPreparesTheLargestToolsAhead(t *testing.T) {
 	}
 	// The first call of a prepared tool uses its instance, with its own
 	// arguments; a tool outside the budget runs cold.
-	if got := text(t, call(t, f.host, "big", `{"n":1}`)); got != `{"n":1}` {
+	if got := text(t, call(t, f.d, "big", `{"n":1}`)); got != `{"n":1}` {
 		t.Errorf("big = %q", got)
 	}
 	if n := f.log.count("using a prepared instance"); n != 1 {
 		t.Errorf("%d calls used a prepared instance; want big's first", n)
 	}
-	if got := text(t, call(t, f.host, "small", `{"n":2}`)); got != `{"n":2}` {
+	if got := text(t, call(t, f.d, "small", `{"n":2}`)); got != `{"n":2}` {
 		t.Errorf("small = %q", got)
 	}
 	if n := f.log.count("using a prepared instance"); n != 1 {
@@ -126,7 +123,7 @@ func TestWarmKeepsTheInstancesCallsPrepared(t *testing.T) {
 		"small": {wat: "echo", manifest: one("small")},
 		"big":   {wasm: padded(t, "echo", 2000), manifest: one("big")},
 	}, Options{Prewarm: 1})
-	call(t, f.host, "small", `{}`)
+	call(t, f.d, "small", `{}`)
 	select {
 	case <-f.log.prepared:
 	case <-time.After(hangGuard):
@@ -149,23 +146,21 @@ func TestWarmLeavesToolsThatMayWriteToTheirCalls(t *testing.T) {
 		"reader": {wat: "echo", manifest: asks("reader", false)},
 	}, Options{Prewarm: 4})
 	data := t.TempDir()
-	pol := &policy.Policy{Modules: map[string]*policy.Module{}}
-	for _, m := range f.host.Catalog().Modules {
-		pol.Modules[m.Stem] = &policy.Module{SHA256: m.SHA256, Grants: policy.Grants{
-			Dirs: map[string]policy.DirGrant{"/data": {Host: data, Write: true}},
-		}}
+	yaml := "modules:\n"
+	for _, m := range f.reg.Current().Modules {
+		yaml += fmt.Sprintf("  %s:\n    sha256: %s\n    dirs:\n      /data: {host: %s, write: true}\n", m.Stem, m.SHA256, data)
 	}
-	f.host.policy = pol
+	f.grant(t, yaml)
 	f.warm(t)
 	want := []string{"reader"}
-	if f.host.engine.Name() == "wasmtime" {
+	if f.engine.Name() == "wasmtime" {
 		// wasmtime prepares no run that has mounts (see its backend).
 		want = nil
 	}
 	if got := f.ready(); !slices.Equal(got, want) {
 		t.Errorf("prepared at warm-up: %v; want %v (writer may write)", got, want)
 	}
-	if got := text(t, call(t, f.host, "writer", `{"w":1}`)); got != `{"w":1}` {
+	if got := text(t, call(t, f.d, "writer", `{"w":1}`)); got != `{"w":1}` {
 		t.Errorf("writer = %q", got)
 	}
 }
@@ -173,49 +168,69 @@ func TestWarmLeavesToolsThatMayWriteToTheirCalls(t *testing.T) {
 func TestWarmGivesWayToCalls(t *testing.T) {
 	modules := map[string]module{"text": {wat: "echo", manifest: one("text")}}
 
-	t.Run("no free slot", func(t *testing.T) {
-		f := newFixture(t, modules, Options{Prewarm: 1, Concurrency: 1})
-		f.host.slots <- struct{}{}
-		f.warm(t)
-		<-f.host.slots
-		if got := f.ready(); len(got) != 0 {
-			t.Errorf("prepared with every slot taken: %v", got)
-		}
-		if f.cold(t, "text") {
-			t.Error("a tool the warm-up skipped is marked cold")
-		}
-	})
-
-	t.Run("a call waiting", func(t *testing.T) {
-		f := newFixture(t, modules, Options{Prewarm: 1, Concurrency: 2})
-		f.host.waiting.Add(1) // as acquire counts a call that found no slot
-		f.warm(t)
-		f.host.waiting.Add(-1)
-		if got := f.ready(); len(got) != 0 {
-			t.Errorf("prepared while a call waited for a slot: %v", got)
-		}
-	})
+	// With every slot taken (or a call waiting for one: slots.TryAcquire
+	// gives way then too), the warm-up prepares nothing.
+	f := newFixture(t, modules, Options{Prewarm: 1, Concurrency: 1})
+	held := f.d.slots.TryAcquire()
+	f.warm(t)
+	held.Release()
+	if got := f.ready(); len(got) != 0 {
+		t.Errorf("prepared with every slot taken: %v", got)
+	}
+	if f.cold(t, "text") {
+		t.Error("a tool the warm-up skipped is marked cold")
+	}
 }
 
 func TestPreparedInstancesAreKeptOnlyForServedTools(t *testing.T) {
 	// A reload may replace a tool while its instance is prepared: the
 	// instance of a tool no longer served is discarded, not kept.
 	f := newFixture(t, map[string]module{"text": {wat: "echo", manifest: one("text")}}, Options{Prewarm: 1})
-	served, _ := f.host.Catalog().Lookup("text")
-	other, err := registry.Load(filepath.Dir(served.Module.Path), registry.Options{Engine: f.host.engine, Ceilings: ceilings})
+	served, _ := f.reg.Current().Lookup("text")
+	other, err := registry.Open(registry.Options{Dir: filepath.Dir(served.Module.Path), LoadOptions: registry.LoadOptions{Engine: f.engine, Ceilings: ceilings}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	replaced, _ := other.Lookup("text")
+	replaced, _ := other.Current().Lookup("text")
 	prog, err := replaced.Module.Compiled(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, _ := f.host.runFor(replaced)
-	if f.host.prewarm.prepare(replaced, prog, r, true) {
+	r, _ := f.d.runFor(other.Current(), replaced)
+	if f.d.pool.Prepare(replaced, prog, r, true) {
 		t.Error("an instance was kept for a tool the host does not serve")
 	}
 	if got := f.ready(); len(got) != 0 {
 		t.Errorf("prepared: %v", got)
+	}
+}
+
+// An instance is prepared with what the policy grants (its mounts and
+// environment), so a policy change discards every one; a reload that
+// changes only modules discards only theirs.
+func TestReloadsDiscardWhatNoLongerHolds(t *testing.T) {
+	f := newFixture(t, map[string]module{
+		"a": {wat: "echo", manifest: one("a")},
+		"b": {wat: "echo", manifest: one("b")},
+	}, Options{Prewarm: 2, Concurrency: 2})
+	f.warm(t)
+	if got := f.ready(); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("prepared at warm-up: %v", got)
+	}
+	// With every slot held, the warm-ups that follow the reloads prepare
+	// nothing: what is ready afterwards is what the reloads kept.
+	for range 2 {
+		defer f.d.slots.TryAcquire().Release()
+	}
+	wattest.Write(t, filepath.Dir(f.reg.Current().Modules[0].Path), "shout", "a") // a new version of a
+	if err := f.reg.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if old, _ := f.reg.Current().Lookup("b"); !f.d.pool.Ready(old) {
+		t.Fatal("b's instance was discarded by a reload that did not change b")
+	}
+	f.grant(t, "modules:\n  c: {}\n")
+	if got := f.ready(); len(got) != 0 {
+		t.Fatalf("prepared after the policy changed: %v; want none", got)
 	}
 }

@@ -6,6 +6,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -13,8 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/internal/dispatch"
 	"github.com/wasmcp/wasmcp/internal/registry"
+	"github.com/wasmcp/wasmcp/internal/sandbox"
 )
 
 // Name is the server's name in serverInfo.
@@ -43,10 +44,18 @@ type Options struct {
 	ListChanged bool
 }
 
-// New returns an MCP server that serves the host's tools, and follows the
-// host's reloads. A tool the SDK refuses (it panics on some schemas) is
-// skipped and logged, never fatal.
-func New(h *dispatch.Host, opts Options) *Server {
+// Caller runs tool calls; dispatch.Dispatcher is the one used.
+type Caller interface {
+	// Call runs a call of the named tool with its arguments, sending the
+	// tool's reports to rep. It fails only for a tool that does not exist.
+	Call(ctx context.Context, name string, args json.RawMessage, rep sandbox.Reporter) (*mcp.CallToolResult, error)
+}
+
+// New returns an MCP server that serves the tools of the registry's
+// catalog, runs their calls with calls, and follows the registry's
+// reloads. A tool the SDK refuses (it panics on some schemas) is skipped
+// and logged, never fatal.
+func New(reg *registry.Registry, calls Caller, opts Options) *Server {
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -66,15 +75,15 @@ func New(h *dispatch.Host, opts Options) *Server {
 			Resources: &mcp.ResourceCapabilities{},
 		},
 	})
-	s.sync(h, nil, h.Catalog())
-	h.OnChange(func(old, new *registry.Catalog) { s.sync(h, old, new) })
+	s.sync(calls, nil, reg.Current())
+	reg.OnChange(func(c registry.Change) { s.sync(calls, c.Old, c.New) })
 	return s
 }
 
 // sync brings the SDK's tool list from old to new: tools that are gone are
 // removed, tools that are new or changed (a new module version makes new
 // Tool values) are added. The SDK tells clients, once per burst.
-func (s *Server) sync(h *dispatch.Host, old, new *registry.Catalog) {
+func (s *Server) sync(calls Caller, old, new *registry.Catalog) {
 	var gone []string
 	if old != nil {
 		for _, t := range old.Tools {
@@ -93,14 +102,14 @@ func (s *Server) sync(h *dispatch.Host, old, new *registry.Catalog) {
 				continue
 			}
 		}
-		if err := s.addTool(h, t); err != nil {
+		if err := s.addTool(calls, t); err != nil {
 			s.log.Warn("skipping tool the MCP SDK refuses", "tool", t.Spec.Name, "file", t.Module.Path, "reason", err)
 			s.mcp.RemoveTools(t.Spec.Name)
 		}
 	}
 }
 
-func (s *Server) addTool(h *dispatch.Host, t *registry.Tool) (err error) {
+func (s *Server) addTool(calls Caller, t *registry.Tool) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("%v", p)
@@ -110,7 +119,7 @@ func (s *Server) addTool(h *dispatch.Host, t *registry.Tool) (err error) {
 	s.mcp.AddTool(Tool(t.Spec), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ctx, cancel := s.callContext(ctx, req)
 		defer cancel()
-		return h.Call(ctx, name, req.Params.Arguments, newClientReporter(ctx, req, name))
+		return calls.Call(ctx, name, req.Params.Arguments, newClientReporter(ctx, req, name))
 	})
 	return nil
 }

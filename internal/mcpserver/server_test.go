@@ -38,11 +38,13 @@ func newTestServer(t *testing.T, log *slog.Logger) *Server {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { engine.Close(context.Background()) })
-	cat, err := registry.Load(dir, registry.Options{Engine: engine, Ceilings: sandbox.Limits{Timeout: time.Minute, Memory: 16 << 20, Output: 1 << 20}})
+	reg, err := registry.Open(registry.Options{Dir: dir, LoadOptions: registry.LoadOptions{Engine: engine, Ceilings: sandbox.Limits{Timeout: time.Minute, Memory: 16 << 20, Output: 1 << 20}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New(dispatch.New(engine, cat, dispatch.Options{QueueTimeout: time.Second}), Options{Version: "test", Logger: log})
+	d := dispatch.New(reg, dispatch.Options{QueueTimeout: time.Second})
+	t.Cleanup(d.Close)
+	return New(reg, d, Options{Version: "test", Logger: log})
 }
 
 func write(t *testing.T, path, content string) {

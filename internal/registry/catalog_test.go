@@ -87,7 +87,7 @@ func uncompilable() []byte {
 
 func load(t *testing.T, dir string) *Catalog {
 	t.Helper()
-	c, err := Load(dir, Options{Engine: newEngine(t), Ceilings: ceilings})
+	c, err := open(dir, LoadOptions{Engine: newEngine(t), Ceilings: ceilings})
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
@@ -219,7 +219,7 @@ func TestBrokenFilesAreSkippedAndOthersLoad(t *testing.T) {
 	writeSidecar(t, dir, "zz_good", manifestFor("good"))
 
 	var logs bytes.Buffer
-	c, err := Load(dir, Options{Engine: newEngine(t), Ceilings: ceilings, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	c, err := open(dir, LoadOptions{Engine: newEngine(t), Ceilings: ceilings, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +331,7 @@ func TestOnlyWasmFilesDirectlyInTheDirectoryAreLoaded(t *testing.T) {
 }
 
 func TestLoadOfAMissingDirectoryFails(t *testing.T) {
-	_, err := Load(filepath.Join(t.TempDir(), "absent"), Options{Engine: newEngine(t), Ceilings: ceilings})
+	_, err := open(filepath.Join(t.TempDir(), "absent"), LoadOptions{Engine: newEngine(t), Ceilings: ceilings})
 	if err == nil || !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("err = %v; want a not-exist error", err)
 	}
@@ -355,7 +355,7 @@ func loadWithin(t *testing.T, dir string) *Catalog {
 	}
 	done := make(chan result, 1)
 	go func() {
-		c, err := Load(dir, Options{Engine: engine, Ceilings: ceilings})
+		c, err := open(dir, LoadOptions{Engine: engine, Ceilings: ceilings})
 		done <- result{c, err}
 	}()
 	select {
@@ -519,7 +519,7 @@ func loadOne(t *testing.T, wasm []byte) *Module {
 	path := filepath.Join(dir, "m.wasm")
 	writeFile(t, path, wasm)
 	writeSidecar(t, dir, "m", manifestFor("m"))
-	m, tools, err := LoadFile(path, Options{Engine: newEngine(t), Ceilings: ceilings})
+	m, tools, err := LoadFile(path, LoadOptions{Engine: newEngine(t), Ceilings: ceilings})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -619,7 +619,7 @@ func TestWarmCompilesEveryModule(t *testing.T) {
 
 	var logs syncBuffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
-	c, err := Load(dir, Options{Engine: newEngine(t), Ceilings: ceilings})
+	c, err := open(dir, LoadOptions{Engine: newEngine(t), Ceilings: ceilings})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -677,7 +677,7 @@ func TestClosingTheEngineWhileCompilingIsSafe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := Load(dir, Options{Engine: engine, Ceilings: ceilings})
+	c, err := open(dir, LoadOptions{Engine: engine, Ceilings: ceilings})
 	if err != nil || len(c.Modules) != n {
 		t.Fatalf("Load: %v, %d modules", err, len(c.Modules))
 	}
@@ -731,8 +731,18 @@ func TestManifestSchemasAreBoundedTogether(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "echo"+abi.SidecarSuffix), []byte(manifest), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err := LoadFile(filepath.Join(dir, "echo.wasm"), Options{Engine: newEngine(t)})
+	_, _, err := LoadFile(filepath.Join(dir, "echo.wasm"), LoadOptions{Engine: newEngine(t)})
 	if err == nil || !strings.Contains(err.Error(), "objects and booleans in all") {
 		t.Fatalf("LoadFile = %v; want the manifest's schemas refused together", err)
 	}
+}
+
+// open opens a registry on dir, as at a server's start, and returns its
+// catalog.
+func open(dir string, opts LoadOptions) (*Catalog, error) {
+	r, err := Open(Options{Dir: dir, LoadOptions: opts})
+	if err != nil {
+		return nil, err
+	}
+	return r.Current(), nil
 }

@@ -17,8 +17,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/internal/registry"
 	"github.com/wasmcp/wasmcp/internal/observe"
+	"github.com/wasmcp/wasmcp/internal/registry"
 	"github.com/wasmcp/wasmcp/internal/sandbox"
 	"github.com/wasmcp/wasmcp/internal/wattest"
 )
@@ -92,10 +92,13 @@ func standard() map[string]module {
 	}
 }
 
-// fixture is a host over a temporary tool directory, with its log and
-// the compilations of its catalog.
+// fixture is a dispatcher over a temporary tool directory and policy
+// file, with its log and the compilations of its catalog.
 type fixture struct {
-	host     *Host
+	d        *Dispatcher
+	reg      *registry.Registry
+	engine   *sandbox.Engine
+	policy   string // the policy file: "modules: {}" until a test says more
 	log      *recorder
 	compiles *compiles
 }
@@ -144,18 +147,36 @@ func newFixture(t *testing.T, modules map[string]module, opts Options) *fixture 
 	}
 	t.Cleanup(func() { engine.Close(context.Background()) })
 	comp := &compiles{}
-	cat, err := registry.Load(dir, registry.Options{Engine: engine, Ceilings: ceilings, Observer: comp})
+	policyFile := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(policyFile, []byte("modules: {}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reg, err := registry.Open(registry.Options{Dir: dir, PolicyFile: policyFile, LoadOptions: registry.LoadOptions{Engine: engine, Ceilings: ceilings, Observer: comp}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cat.Errors) > 0 {
-		t.Fatalf("catalog errors: %v", cat.Errors)
+	if errs := reg.Current().Errors; len(errs) > 0 {
+		t.Fatalf("catalog errors: %v", errs)
 	}
 	rec := newRecorder()
 	opts.Logger = slog.New(rec)
-	h := New(engine, cat, opts)
-	t.Cleanup(h.Close) // before the engine closes: cleanups run last first
-	return &fixture{host: h, log: rec, compiles: comp}
+	d := New(reg, opts)
+	t.Cleanup(d.Close) // before the engine closes: cleanups run last first
+	return &fixture{d: d, reg: reg, engine: engine, policy: policyFile, log: rec, compiles: comp}
+}
+
+// grant rewrites the policy file and reloads, as an operator does.
+func (f *fixture) grant(t *testing.T, yaml string) {
+	t.Helper()
+	if err := os.WriteFile(f.policy, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.reg.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if errs := f.reg.Current().Errors; len(errs) > 0 {
+		t.Fatalf("after the policy changed: %v", errs)
+	}
 }
 
 // recorder is a slog.Handler that keeps every record and signals each "run
@@ -223,7 +244,7 @@ func (r *recorder) lastOutcome() string {
 	return ""
 }
 
-func call(t *testing.T, h *Host, name, args string) *mcp.CallToolResult {
+func call(t *testing.T, h *Dispatcher, name, args string) *mcp.CallToolResult {
 	t.Helper()
 	var raw json.RawMessage
 	if args != "" {
@@ -254,7 +275,7 @@ func text(t *testing.T, res *mcp.CallToolResult) string {
 
 func TestUnknownTool(t *testing.T) {
 	f := newFixture(t, standard(), Options{})
-	res, err := f.host.Call(context.Background(), "nope", nil, nil)
+	res, err := f.d.Call(context.Background(), "nope", nil, nil)
 	if !errors.Is(err, ErrUnknownTool) {
 		t.Fatalf("err = %v; want ErrUnknownTool", err)
 	}
@@ -281,7 +302,7 @@ func TestInvalidArgumentsAreReportedAndNotRun(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			runs := f.log.count("run started")
-			res := call(t, f.host, "fail", tc.args)
+			res := call(t, f.d, "fail", tc.args)
 			got := text(t, res)
 			if !res.IsError {
 				t.Errorf("IsError = false for %q", got)
@@ -307,7 +328,7 @@ func TestInvalidArgumentsAreReportedAndNotRun(t *testing.T) {
 		})
 	}
 	// Valid arguments do reach the module, so the checks above can fail.
-	res := call(t, f.host, "fail", `{"n":1,"tags":["a"]}`)
+	res := call(t, f.d, "fail", `{"n":1,"tags":["a"]}`)
 	if got := text(t, res); !res.IsError || !strings.Contains(got, "exit status 3") {
 		t.Errorf("valid arguments: %q (isError %v); want the module's exit status 3", got, res.IsError)
 	}
@@ -315,7 +336,7 @@ func TestInvalidArgumentsAreReportedAndNotRun(t *testing.T) {
 
 func TestViolationsListEachOnItsOwnLine(t *testing.T) {
 	f := newFixture(t, standard(), Options{})
-	got := text(t, call(t, f.host, "fail", `{"n":0,"tags":[1]}`))
+	got := text(t, call(t, f.d, "fail", `{"n":0,"tags":[1]}`))
 	lines := strings.Split(got, "\n")
 	if lines[0] != "invalid arguments for fail:" {
 		t.Errorf("first line %q", lines[0])
@@ -333,7 +354,7 @@ func TestViolationsListEachOnItsOwnLine(t *testing.T) {
 func TestAbsentArgumentsAreAnEmptyObject(t *testing.T) {
 	f := newFixture(t, standard(), Options{})
 	for _, args := range []json.RawMessage{nil, {}, json.RawMessage("null")} {
-		res, err := f.host.Call(context.Background(), "text", args, nil)
+		res, err := f.d.Call(context.Background(), "text", args, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -342,7 +363,7 @@ func TestAbsentArgumentsAreAnEmptyObject(t *testing.T) {
 		}
 	}
 	// And the schema sees {} too: "fail" requires n.
-	if got := text(t, call(t, f.host, "fail", "null")); !strings.Contains(got, "'n'") {
+	if got := text(t, call(t, f.d, "fail", "null")); !strings.Contains(got, "'n'") {
 		t.Errorf("null arguments to a tool requiring n: %q", got)
 	}
 }
@@ -399,7 +420,7 @@ func TestCallOutcomes(t *testing.T) {
 			has: []string{"broken cannot run: module broken failed to compile"}, outcome: "compile"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res := call(t, f.host, tc.tool, tc.args)
+			res := call(t, f.d, tc.tool, tc.args)
 			got := text(t, res)
 			if res.IsError != tc.isError {
 				t.Errorf("IsError = %v; want %v (text %q)", res.IsError, tc.isError, got)
@@ -425,7 +446,7 @@ func TestCallOutcomes(t *testing.T) {
 func TestJSONModeMakesStructuredContentAndText(t *testing.T) {
 	f := newFixture(t, standard(), Options{})
 	for _, tool := range []string{"json", "json_checked"} {
-		res := call(t, f.host, tool, `{"n":2,"s":"x","nested":{"list":[true,null]}}`)
+		res := call(t, f.d, tool, `{"n":2,"s":"x","nested":{"list":[true,null]}}`)
 		got := text(t, res)
 		if res.IsError {
 			t.Fatalf("%s: error %q", tool, got)
@@ -447,7 +468,7 @@ func TestJSONModeMakesStructuredContentAndText(t *testing.T) {
 
 func TestResultModeKeepsStructuredContent(t *testing.T) {
 	f := newFixture(t, standard(), Options{})
-	res := call(t, f.host, "result_checked", `{"content":[{"type":"text","text":"n is 1"}],"structuredContent":{"n":1}}`)
+	res := call(t, f.d, "result_checked", `{"content":[{"type":"text","text":"n is 1"}],"structuredContent":{"n":1}}`)
 	if got := text(t, res); res.IsError || got != "n is 1" {
 		t.Fatalf("result = %q (isError %v)", got, res.IsError)
 	}
@@ -455,7 +476,7 @@ func TestResultModeKeepsStructuredContent(t *testing.T) {
 		t.Errorf("structuredContent = %#v", res.StructuredContent)
 	}
 	// A result without content gets an empty list, never null.
-	res = call(t, f.host, "result", `{}`)
+	res = call(t, f.d, "result", `{}`)
 	if res.IsError || res.Content == nil || len(res.Content) != 0 {
 		t.Errorf("empty result: %+v; want no error and empty, non-nil content", res)
 	}
@@ -465,7 +486,7 @@ func TestTextModeReplacesInvalidUTF8(t *testing.T) {
 	f := newFixture(t, standard(), Options{})
 	// The arguments are valid JSON with an invalid byte inside a string; the
 	// echo module sends the bytes back as they came.
-	res := call(t, f.host, "text", "{\"s\":\"a\xffb\"}")
+	res := call(t, f.d, "text", "{\"s\":\"a\xffb\"}")
 	got := text(t, res)
 	if res.IsError {
 		t.Fatalf("error %q", got)
@@ -478,7 +499,7 @@ func TestTextModeReplacesInvalidUTF8(t *testing.T) {
 func TestResult(t *testing.T) {
 	mk := func(output, outputSchema string) *registry.Tool {
 		f := newFixture(t, map[string]module{"echo": {wat: "echo", manifest: manifest(tool("t", output, anyObject, outputSchema))}}, Options{})
-		tl, _ := f.host.Catalog().Lookup("t")
+		tl, _ := f.reg.Current().Lookup("t")
 		return tl
 	}
 	textTool, jsonTool, result := mk("text", ""), mk("json", ""), mk("result", "")
@@ -622,14 +643,14 @@ func TestCancelledWhileWaitingForASlot(t *testing.T) {
 	f := newFixture(t, standard(), Options{Concurrency: 1, QueueTimeout: hangGuard})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go f.host.Call(ctx, "loop", nil, nil)
+	go f.d.Call(ctx, "loop", nil, nil)
 	if name := <-f.log.started; name != "loop" {
 		t.Fatalf("run started for %q; want loop", name)
 	}
 	// The deadline ends the wait long before the queue timeout would.
 	waiting, stop := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer stop()
-	res, err := f.host.Call(waiting, "text", json.RawMessage(`{}`), nil)
+	res, err := f.d.Call(waiting, "text", json.RawMessage(`{}`), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -650,7 +671,7 @@ func TestBusyWhenEverySlotIsTaken(t *testing.T) {
 	defer cancel()
 	first := make(chan *mcp.CallToolResult, 1)
 	go func() {
-		res, err := f.host.Call(ctx, "loop", nil, nil)
+		res, err := f.d.Call(ctx, "loop", nil, nil)
 		if err != nil {
 			t.Error(err)
 		}
@@ -665,7 +686,7 @@ func TestBusyWhenEverySlotIsTaken(t *testing.T) {
 		t.Fatal("the first call never started")
 	}
 
-	res := call(t, f.host, "text", `{}`)
+	res := call(t, f.d, "text", `{}`)
 	got := text(t, res)
 	if !res.IsError || !strings.Contains(got, "busy") || !strings.Contains(got, "all 1 run slots") {
 		t.Errorf("second call: %q (isError %v); want busy", got, res.IsError)
@@ -688,7 +709,7 @@ func TestBusyWhenEverySlotIsTaken(t *testing.T) {
 	}
 
 	// The slot is free again.
-	res = call(t, f.host, "text", `{"again":true}`)
+	res = call(t, f.d, "text", `{"again":true}`)
 	if got := text(t, res); res.IsError || got != `{"again":true}` {
 		t.Errorf("call after the slot freed: %q (isError %v)", got, res.IsError)
 	}
@@ -696,10 +717,11 @@ func TestBusyWhenEverySlotIsTaken(t *testing.T) {
 
 func TestCancelledWhileQueued(t *testing.T) {
 	f := newFixture(t, standard(), Options{Concurrency: 1, QueueTimeout: hangGuard})
-	f.host.slots <- struct{}{} // every slot taken
+	held := f.d.slots.TryAcquire() // every slot taken
+	defer held.Release()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	res, err := f.host.Call(ctx, "text", nil, nil)
+	res, err := f.d.Call(ctx, "text", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -713,13 +735,13 @@ func TestCancelledWhileQueued(t *testing.T) {
 
 func TestQueuedCallRunsWhenASlotFrees(t *testing.T) {
 	f := newFixture(t, standard(), Options{Concurrency: 1, QueueTimeout: hangGuard})
-	f.host.slots <- struct{}{}
+	held := f.d.slots.TryAcquire()
 	done := make(chan *mcp.CallToolResult, 1)
 	go func() {
-		res, _ := f.host.Call(context.Background(), "text", json.RawMessage(`{"q":1}`), nil)
+		res, _ := f.d.Call(context.Background(), "text", json.RawMessage(`{"q":1}`), nil)
 		done <- res
 	}()
-	<-f.host.slots // free the slot, whether or not the call is waiting yet
+	held.Release() // whether or not the call is waiting yet
 	select {
 	case res := <-done:
 		if res == nil || res.IsError || text(t, res) != `{"q":1}` {
@@ -732,10 +754,10 @@ func TestQueuedCallRunsWhenASlotFrees(t *testing.T) {
 
 func TestConcurrencyDefault(t *testing.T) {
 	f := newFixture(t, map[string]module{"echo": {wat: "echo", manifest: manifest(tool("t", "", anyObject, ""))}}, Options{})
-	if got, want := cap(f.host.slots), DefaultConcurrency(); got != want || want < 2 {
+	if got, want := f.d.slots.Cap(), DefaultConcurrency(); got != want || want < 2 {
 		t.Errorf("slots = %d; want DefaultConcurrency() = %d (at least 2)", got, want)
 	}
-	if _, ok := f.host.Catalog().Lookup("t"); !ok {
+	if _, ok := f.reg.Current().Lookup("t"); !ok {
 		t.Error("Catalog() does not return the host's catalog")
 	}
 }
@@ -747,7 +769,7 @@ func TestCallsRunConcurrently(t *testing.T) {
 	for i := range 16 {
 		wg.Go(func() {
 			args := `{"i":` + strings.Repeat("1", i+1) + `}`
-			res, err := f.host.Call(context.Background(), "text", json.RawMessage(args), nil)
+			res, err := f.d.Call(context.Background(), "text", json.RawMessage(args), nil)
 			if err != nil {
 				t.Error(err)
 				return
@@ -776,7 +798,7 @@ func TestArgumentsAreLoggedOnlyWhenAsked(t *testing.T) {
 	const secret = `{"password":"hunter2"}`
 	for _, logArgs := range []bool{false, true} {
 		f := newFixture(t, standard(), Options{LogArguments: logArgs})
-		call(t, f.host, "text", secret)
+		call(t, f.d, "text", secret)
 		attrs := f.log.lastCall()
 		if attrs["tool"] != "text" || attrs["outcome"] == "" || attrs["duration"] == "" || attrs["peak_memory"] == "" {
 			t.Errorf("call log line = %v; want tool, outcome, duration and peak memory", attrs)
@@ -792,7 +814,7 @@ func TestArgumentsAreLoggedOnlyWhenAsked(t *testing.T) {
 // first, and still gets its own arguments.
 func TestPrewarmedCallsGetFreshPreparedInstances(t *testing.T) {
 	f := newFixture(t, standard(), Options{Prewarm: 4})
-	if got := text(t, call(t, f.host, "text", `{"n":1}`)); got != `{"n":1}` {
+	if got := text(t, call(t, f.d, "text", `{"n":1}`)); got != `{"n":1}` {
 		t.Fatalf("first call = %q", got)
 	}
 	select {
@@ -803,7 +825,7 @@ func TestPrewarmedCallsGetFreshPreparedInstances(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("no instance was prepared after the first call")
 	}
-	if got := text(t, call(t, f.host, "text", `{"n":2}`)); got != `{"n":2}` {
+	if got := text(t, call(t, f.d, "text", `{"n":2}`)); got != `{"n":2}` {
 		t.Fatalf("second call = %q", got)
 	}
 	if f.log.count("using a prepared instance") != 1 {
@@ -811,7 +833,7 @@ func TestPrewarmedCallsGetFreshPreparedInstances(t *testing.T) {
 	}
 	// A guest that never reads stdin is not prepared, and still works.
 	for i := 0; i < 2; i++ {
-		if res := call(t, f.host, "trap", ""); !res.IsError {
+		if res := call(t, f.d, "trap", ""); !res.IsError {
 			t.Fatalf("trap call %d did not fail", i)
 		}
 	}
@@ -826,11 +848,11 @@ func TestWarmCompilesEveryModule(t *testing.T) {
 		t.Fatalf("%d modules compiled before Warm", n)
 	}
 	select {
-	case <-f.host.Warm(context.Background()):
+	case <-f.d.Warm():
 	case <-time.After(hangGuard):
 		t.Fatal("Warm never finished")
 	}
-	want := len(f.host.Catalog().Modules)
+	want := len(f.reg.Current().Modules)
 	if n := f.compiles.count(); n != want {
 		t.Errorf("%d modules compiled; want all %d", n, want)
 	}

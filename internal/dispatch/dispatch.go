@@ -1,6 +1,11 @@
-// Package host runs tool calls: it checks arguments against the tool's
-// inputSchema, waits for a free slot, runs the module in the sandbox and
-// turns what the module produced, or how it failed, into an MCP tool result.
+// Package dispatch runs tool calls. A call finds its tool in the
+// registry's catalog, waits for the tool's module to compile, takes a run
+// slot, checks its arguments against the tool's inputSchema, runs the
+// module in the sandbox (on an instance prepared ahead, when there is one)
+// and turns what the module produced, or how it failed, into an MCP tool
+// result. It also decides what is prepared ahead, and when: after a clean
+// call, for the tool's next one, and after a start or a reload, for the
+// largest modules no call has reached yet.
 //
 // Every failure of a tool is a result with isError set and a message meant
 // for the model that made the call; Call returns a Go error only when the
@@ -8,6 +13,7 @@
 package dispatch
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,19 +25,20 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/internal/registry"
 	"github.com/wasmcp/wasmcp/internal/egress"
 	"github.com/wasmcp/wasmcp/internal/observe"
 	"github.com/wasmcp/wasmcp/internal/policy"
+	"github.com/wasmcp/wasmcp/internal/prewarm"
+	"github.com/wasmcp/wasmcp/internal/registry"
 	"github.com/wasmcp/wasmcp/internal/sandbox"
 	"github.com/wasmcp/wasmcp/internal/schema"
+	"github.com/wasmcp/wasmcp/internal/slots"
 )
 
 // StderrTail is how much of a failed tool's stderr goes into the error text:
@@ -42,7 +49,7 @@ const StderrTail = 2048
 // is CPU-bound, so more than a couple per core only adds latency.
 func DefaultConcurrency() int { return 2 * runtime.GOMAXPROCS(0) }
 
-// Options configure a Host.
+// Options configure a Dispatcher.
 type Options struct {
 	// Concurrency bounds calls running at once; 0 means DefaultConcurrency.
 	Concurrency int
@@ -56,14 +63,11 @@ type Options struct {
 	// hold whatever a user told the model, so they are left out unless an
 	// operator asks.
 	LogArguments bool
-	// Policy grants tools files, environment, network and secrets; nil
-	// grants nothing.
-	Policy *policy.Policy
 	// LookupEnv reads the server's environment for grants that pass a
 	// variable on; nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
-	// Prewarm keeps up to this many instances started ahead of their calls,
-	// one per recently called tool (0: none). See prewarm.go.
+	// Prewarm keeps up to this many instances started ahead of their calls
+	// (0: none); see package prewarm.
 	Prewarm int
 }
 
@@ -77,130 +81,174 @@ var EgressLimits = egress.Limits{
 	MaxRedirects:    5,
 }
 
-// Host runs calls against a catalog, which Reload may replace while calls
-// run.
-type Host struct {
-	engine       *sandbox.Engine
-	catalog      atomic.Pointer[registry.Catalog]
-	slots        chan struct{}
-	queueTimeout time.Duration
-	log          *slog.Logger
-	observer     observe.Observer
-	logArgs      bool
-	policy       *policy.Policy
-	lookupEnv    func(string) (string, bool)
-	prewarm      *prewarm
-	waiting      atomic.Int32 // calls waiting for a run slot
+// Dispatcher runs calls on the tools of a registry's catalog in service.
+type Dispatcher struct {
+	reg       *registry.Registry
+	slots     *slots.Slots
+	pool      *prewarm.Pool
+	log       *slog.Logger
+	observer  observe.Observer
+	logArgs   bool
+	lookupEnv func(string) (string, bool)
+	budget    int // of instances prepared ahead
 
-	reloadMu sync.Mutex // one reload at a time
-	onChange []func(old, new *registry.Catalog)
+	// life ends when the dispatcher closes: the warm-ups it starts after
+	// reloads run on it.
+	life    context.Context
+	end     context.CancelFunc
+	warming sync.WaitGroup
 }
 
-// New returns a Host for the catalog's tools.
-func New(engine *sandbox.Engine, cat *registry.Catalog, opts Options) *Host {
+// New returns a Dispatcher for the registry's tools. It follows the
+// registry's reloads: the instances prepared for modules a reload retired
+// (all of them, when the policy changed) are discarded, and the new
+// catalog is warmed.
+func New(reg *registry.Registry, opts Options) *Dispatcher {
 	n := opts.Concurrency
 	if n <= 0 {
 		n = DefaultConcurrency()
 	}
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	d := &Dispatcher{reg: reg, slots: slots.New(n, opts.QueueTimeout), log: opts.Logger, observer: opts.Observer,
+		logArgs: opts.LogArguments, lookupEnv: opts.LookupEnv, budget: opts.Prewarm}
+	if d.log == nil {
+		d.log = slog.New(slog.DiscardHandler)
 	}
-	obs := opts.Observer
-	if obs == nil {
-		obs = observe.Nop{}
+	if d.observer == nil {
+		d.observer = observe.Nop{}
 	}
-	lookupEnv := opts.LookupEnv
-	if lookupEnv == nil {
-		lookupEnv = os.LookupEnv
+	if d.lookupEnv == nil {
+		d.lookupEnv = os.LookupEnv
 	}
-	h := &Host{engine: engine, slots: make(chan struct{}, n), queueTimeout: opts.QueueTimeout, log: log, observer: obs,
-		logArgs: opts.LogArguments, policy: opts.Policy, lookupEnv: lookupEnv}
-	h.prewarm = newPrewarm(h, opts.Prewarm)
-	h.catalog.Store(cat)
-	return h
+	d.pool = prewarm.New(opts.Prewarm, d.log, func(t *registry.Tool) bool {
+		served, ok := reg.Current().Lookup(t.Spec.Name)
+		return ok && served == t
+	})
+	d.life, d.end = context.WithCancel(context.Background())
+	reg.OnChange(d.changed)
+	return d
 }
 
-// Close ends the instances prepared ahead of calls. Call it before closing
-// the engine.
-func (h *Host) Close() { h.prewarm.close() }
-
-// Catalog returns the tools the host serves now.
-func (h *Host) Catalog() *registry.Catalog { return h.catalog.Load() }
-
-// OnChange registers f to be called after each reload that put a new
-// catalog in service, with the catalog it replaced.
-func (h *Host) OnChange(f func(old, new *registry.Catalog)) {
-	h.reloadMu.Lock()
-	defer h.reloadMu.Unlock()
-	h.onChange = append(h.onChange, f)
+func (d *Dispatcher) changed(c registry.Change) {
+	if c.PolicyChanged() {
+		d.pool.ForgetAll()
+	} else {
+		d.pool.Forget(c.Unused)
+	}
+	d.warm(c.New)
 }
 
-// Reload reads the tool directory again (see registry.Reload) and puts the
-// result in service. Calls already running finish on the modules they
-// started with; modules no longer served are freed when their last run
-// ends.
-func (h *Host) Reload(ctx context.Context, dir string, opts registry.Options) error {
-	h.reloadMu.Lock()
-	defer h.reloadMu.Unlock()
-	old := h.catalog.Load()
-	cat, unused, err := registry.Reload(old, dir, opts)
-	h.observer.Reloaded(err)
-	if err != nil {
-		return err
-	}
-	h.catalog.Store(cat)
-	h.prewarm.forget(unused)
-	registry.Retire(unused)
-	h.observer.Loaded(len(cat.Modules), len(cat.Errors))
-	h.warm(ctx, cat)
-	for _, f := range h.onChange {
-		f(old, cat)
-	}
-	return nil
+// Close stops warming and ends the instances prepared ahead of calls. Call
+// it before closing the engine.
+func (d *Dispatcher) Close() {
+	d.end()
+	d.warming.Wait()
+	d.pool.Close()
 }
 
-// Warm compiles the catalog's modules in the background (registry.Warm),
-// so that first calls rarely wait for the compiler, and then prepares
-// instances ahead for as many tools as the prewarm budget allows (see
-// prewarm.ahead), so that first calls do not pay a guest's start-up
-// either. It returns at once, with a channel closed when it is done; it
-// stops early when ctx ends. Reload warms the catalog it puts in service.
-func (h *Host) Warm(ctx context.Context) <-chan struct{} { return h.warm(ctx, h.catalog.Load()) }
+// Warm compiles the catalog in service in the background (Catalog.Warm),
+// so that first calls rarely wait for the compiler, then prepares
+// instances ahead for as many of its tools as the prewarm budget allows
+// (ahead), so that first calls do not pay a guest's start-up either. It
+// returns at once, with a channel closed when it is done. A reload warms
+// the catalog it puts in service on its own.
+func (d *Dispatcher) Warm() <-chan struct{} { return d.warm(d.reg.Current()) }
 
-func (h *Host) warm(ctx context.Context, cat *registry.Catalog) <-chan struct{} {
+func (d *Dispatcher) warm(cat *registry.Catalog) <-chan struct{} {
 	done := make(chan struct{})
-	compiled := cat.Warm(ctx, h.log)
+	compiled := cat.Warm(d.life, d.log)
+	d.warming.Add(1)
 	go func() {
+		defer d.warming.Done()
 		defer close(done)
 		start := time.Now()
 		<-compiled
-		prepared := h.prewarm.ahead(ctx, cat)
-		if ctx.Err() == nil {
-			h.log.Info("warm-up done", "modules", len(cat.Modules), "prepared", prepared, "duration", time.Since(start))
+		prepared := d.ahead(d.life, cat)
+		if d.life.Err() == nil {
+			d.log.Info("warm-up done", "modules", len(cat.Modules), "prepared", prepared, "duration", time.Since(start))
 		}
 	}()
 	return done
 }
 
+// ahead prepares instances for tools no call has prepared yet, once the
+// warm-up has compiled cat, so that the first call after a start or a
+// reload finds one too. It tries at most as many tools as the budget
+// holds, fills only the room left in it, and never takes an instance from
+// a tool a call has prepared. Its order is the largest module first,
+// because a module's size is a fair guide to what its start-up costs: a
+// Go guest, which starts a runtime in every instance, is megabytes; a C,
+// Rust or WAT guest, which starts in microseconds, is kilobytes. Ties go by
+// file, then tool name.
+//
+// Calls come first. Each preparation takes a run slot only while one is
+// free and no call waits for one; otherwise the pass ends, and the calls
+// that run prepare their own next instances. So a call waits for the
+// warm-up at most one guest's start-up, as it may for a refill. A tool
+// granted a writable directory is left for its first call: preparing runs
+// the guest's start-up, and until a call comes no one has asked for
+// anything to be written. (Nothing else a prepared guest does reaches
+// outside it: its output is discarded and it has no HTTP client until its
+// call.)
+func (d *Dispatcher) ahead(ctx context.Context, cat *registry.Catalog) int {
+	tools := slices.Clone(cat.Tools) // sorted by name
+	slices.SortStableFunc(tools, func(a, b *registry.Tool) int {
+		return cmp.Or(cmp.Compare(b.Module.Size, a.Module.Size), strings.Compare(a.Module.Path, b.Module.Path))
+	})
+	prepared, tried := 0, 0
+	for _, t := range tools {
+		if ctx.Err() != nil || !d.pool.Room() || tried == d.budget {
+			break
+		}
+		if !d.pool.Wanted(t) {
+			continue
+		}
+		prog, err := t.Module.Compiled(ctx)
+		if err != nil {
+			continue
+		}
+		r, _ := d.runFor(cat, t)
+		if slices.ContainsFunc(r.Mounts, func(m sandbox.Mount) bool { return m.Write }) {
+			continue
+		}
+		slot := d.slots.TryAcquire()
+		if slot == nil {
+			break
+		}
+		tried++
+		d.log.Debug("preparing an instance ahead", "tool", t.Spec.Name)
+		if d.pool.Prepare(t, prog, r, false) {
+			prepared++
+		}
+		slot.Release()
+	}
+	return prepared
+}
+
+// refill prepares t's next instance, in the slot its call handed over,
+// and releases the slot when done.
+func (d *Dispatcher) refill(t *registry.Tool, prog *sandbox.Compiled, r sandbox.Run, slot *slots.Slot) {
+	defer slot.Release()
+	d.pool.Prepare(t, prog, r, true)
+}
+
 // ErrUnknownTool is returned by Call for a name no module provides.
-var ErrUnknownTool = errors.New("unknown tool")
+var ErrUnknownTool = registry.ErrUnknownTool
 
 // Call runs one tool call. args is the call's "arguments" JSON; empty or
 // null means {}. rep, if not nil, receives the tool's log and progress
 // reports; they also go to the server's log at debug level.
-func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, rep sandbox.Reporter) (*mcp.CallToolResult, error) {
-	t, err := h.acquireTool(name)
+func (d *Dispatcher) Call(ctx context.Context, name string, args json.RawMessage, rep sandbox.Reporter) (*mcp.CallToolResult, error) {
+	cat, t, err := d.reg.Acquire(name)
 	if err != nil {
 		return nil, err
 	}
 	defer t.Module.Release()
 	start := time.Now()
-	h.observer.CallStarted(name)
-	res, outcome := h.call(ctx, t, args, &serverLog{log: h.log, tool: name, next: rep})
-	d := time.Since(start)
-	h.observer.CallFinished(observe.Call{Tool: name, Outcome: outcome.kind, Duration: d, QueueWait: outcome.queued, PeakMemory: outcome.peak})
-	h.logCall(name, outcome, d, args)
+	d.observer.CallStarted(name)
+	res, outcome := d.call(ctx, cat, t, args, &serverLog{log: d.log, tool: name, next: rep})
+	dur := time.Since(start)
+	d.observer.CallFinished(observe.Call{Tool: name, Outcome: outcome.kind, Duration: dur, QueueWait: outcome.queued, PeakMemory: outcome.peak})
+	d.logCall(name, outcome, dur, args)
 	return res, nil
 }
 
@@ -208,31 +256,16 @@ func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, rep 
 // pairs, box nothing, so the line costs no allocation of its own whether or
 // not the handler writes it. They live on the stack, in this frame rather
 // than Call's, which stays under every run for the run's whole length.
-func (h *Host) logCall(name string, o outcome, d time.Duration, args json.RawMessage) {
+func (d *Dispatcher) logCall(name string, o outcome, dur time.Duration, args json.RawMessage) {
 	attrs := append(make([]slog.Attr, 0, 5),
 		slog.String("tool", name),
 		slog.String("outcome", o.kind),
-		slog.Duration("duration", d),
+		slog.Duration("duration", dur),
 		slog.Int64("peak_memory", o.peak))
-	if h.logArgs {
+	if d.logArgs {
 		attrs = append(attrs, slog.String("arguments", string(args)))
 	}
-	h.log.LogAttrs(context.Background(), slog.LevelInfo, "call", attrs...)
-}
-
-// acquireTool finds a tool and holds its module for the call. A module
-// freed by a reload between the lookup and the hold means its successor is
-// in service: the lookup is simply repeated.
-func (h *Host) acquireTool(name string) (*registry.Tool, error) {
-	for {
-		t, ok := h.catalog.Load().Lookup(name)
-		if !ok {
-			return nil, fmt.Errorf("%w: %q", ErrUnknownTool, name)
-		}
-		if t.Module.Acquire() {
-			return t, nil
-		}
-	}
+	d.log.LogAttrs(context.Background(), slog.LevelInfo, "call", attrs...)
 }
 
 // outcome is what the call log records.
@@ -242,7 +275,7 @@ type outcome struct {
 	queued time.Duration
 }
 
-func (h *Host) call(ctx context.Context, t *registry.Tool, args json.RawMessage, rep sandbox.Reporter) (*mcp.CallToolResult, outcome) {
+func (d *Dispatcher) call(ctx context.Context, cat *registry.Catalog, t *registry.Tool, args json.RawMessage, rep sandbox.Reporter) (*mcp.CallToolResult, outcome) {
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
@@ -258,24 +291,22 @@ func (h *Host) call(ctx context.Context, t *registry.Tool, args json.RawMessage,
 	}
 
 	queueStart := time.Now()
-	release, err := h.acquire(ctx)
+	slot, err := d.slots.Acquire(ctx)
 	queued := time.Since(queueStart)
 	switch {
-	case errors.Is(err, errCancelled):
+	case errors.Is(err, slots.ErrCancelled):
 		return errorResult(err.Error()), outcome{kind: string(sandbox.Cancelled), queued: queued}
 	case err != nil:
 		return errorResult(err.Error()), outcome{kind: observe.Busy, queued: queued}
 	}
-	// The slot passes to the preparation of the tool's next instance, if
-	// any, so that the call's answer does not wait for it and preparing
-	// stays within the concurrency bound.
-	var next func()
+	// The call holds the slot until it returns, unless it hands the slot
+	// to the preparation of the tool's next instance (refill), which
+	// releases it when done: so the answer does not wait for that, and
+	// preparing stays within the bound on runs.
 	defer func() {
-		if next == nil {
-			release()
-			return
+		if slot != nil {
+			slot.Release()
 		}
-		go func() { next(); release() }()
 	}()
 
 	// Arguments are checked in the slot: a validation is bounded (see
@@ -289,18 +320,18 @@ func (h *Host) call(ctx context.Context, t *registry.Tool, args json.RawMessage,
 		return errorResult(violationText("invalid arguments for "+t.Spec.Name, violations)), outcome{kind: observe.InvalidArguments, queued: queued}
 	}
 
-	r, perm := h.runFor(t)
+	r, perm := d.runFor(cat, t)
 	if len(perm.Missing) > 0 {
-		h.log.Warn("permissions not granted", "tool", t.Spec.Name, "missing", perm.Missing)
+		d.log.Warn("permissions not granted", "tool", t.Spec.Name, "missing", perm.Missing)
 	}
 	r.Stdin, r.Reporter = args, rep
 	if len(perm.HTTP.Rules) > 0 {
 		r.HTTP = egress.NewClient(perm.HTTP, EgressLimits, net.DefaultResolver)
 	}
-	h.log.Debug("run started", "tool", t.Spec.Name)
+	d.log.Debug("run started", "tool", t.Spec.Name)
 	var run sandbox.Outcome
-	if p := h.prewarm.take(t); p != nil {
-		h.log.Debug("using a prepared instance", "tool", t.Spec.Name)
+	if p := d.pool.Take(t); p != nil {
+		d.log.Debug("using a prepared instance", "tool", t.Spec.Name)
 		run = p.Start(ctx, r.Stdin, r.Reporter, r.HTTP)
 		t.Module.Release()
 	} else {
@@ -309,20 +340,21 @@ func (h *Host) call(ctx context.Context, t *registry.Tool, args json.RawMessage,
 	// Only a tool that just ran cleanly gets an instance ahead: one that
 	// failed or was cancelled may well fail again, and should not hold a
 	// slot meanwhile.
-	if run.Failure == nil && h.prewarm.wanted(t) {
-		next = func() { h.prewarm.refill(t, prog, r) }
+	if run.Failure == nil && d.pool.Wanted(t) {
+		go d.refill(t, prog, r, slot)
+		slot = nil
 	}
 	if len(run.Denials) > 0 {
-		h.log.Warn("permission denied", "tool", t.Spec.Name, "denied", run.Denials)
+		d.log.Warn("permission denied", "tool", t.Spec.Name, "denied", run.Denials)
 	}
 	if run.Failure != nil {
 		if run.Failure.Cause != nil {
 			// What the engine said is for the operator, never the model.
-			h.log.Debug("run failed", "tool", t.Spec.Name, "kind", run.Failure.Kind, "cause", run.Failure.Cause)
+			d.log.Debug("run failed", "tool", t.Spec.Name, "kind", run.Failure.Kind, "cause", run.Failure.Cause)
 		}
 		return denied(errorResult(failureText(t.Spec.Name, run)), perm.Missing, run.Denials), outcome{kind: string(run.Failure.Kind), peak: run.PeakMemory, queued: queued}
 	}
-	res, err := Result(t, run.Stdout, h.log)
+	res, err := Result(t, run.Stdout, d.log)
 	if err != nil {
 		return errorResult(fmt.Sprintf("%s returned an unusable result: %v", t.Spec.Name, err)), outcome{kind: observe.BadOutput, peak: run.PeakMemory, queued: queued}
 	}
@@ -337,8 +369,8 @@ func (h *Host) call(ctx context.Context, t *registry.Tool, args json.RawMessage,
 // runFor is what a call of t is started with, bar its arguments, reporter
 // and HTTP client: the same for every call of t while the policy stands, so
 // an instance can be prepared with it ahead of the call.
-func (h *Host) runFor(t *registry.Tool) (sandbox.Run, policy.Effective) {
-	perm := h.policy.For(t.Module.Stem, t.Module.SHA256, t.Spec.Name, t.Module.Manifest.Permissions, h.lookupEnv)
+func (d *Dispatcher) runFor(cat *registry.Catalog, t *registry.Tool) (sandbox.Run, policy.Effective) {
+	perm := cat.Policy.For(t.Module.Stem, t.Module.SHA256, t.Spec.Name, t.Module.Manifest.Permissions, d.lookupEnv)
 	r := sandbox.Run{
 		Args:   []string{t.Module.Stem, t.Spec.Name},
 		Limits: t.Module.Limits,
@@ -372,41 +404,6 @@ func (s *serverLog) Progress(progress, total float64, msg string) {
 		s.next.Progress(progress, total, msg)
 	}
 }
-
-// tryAcquire takes a run slot if one is free.
-func (h *Host) tryAcquire() (release func(), ok bool) {
-	select {
-	case h.slots <- struct{}{}:
-		return h.releaseSlot, true
-	default:
-		return nil, false
-	}
-}
-
-func (h *Host) releaseSlot() { <-h.slots }
-
-// acquire waits for a run slot, at most the queue timeout.
-func (h *Host) acquire(ctx context.Context) (release func(), err error) {
-	if release, ok := h.tryAcquire(); ok {
-		return release, nil
-	}
-	// Counted, so that the warm-up starts no preparation meanwhile.
-	h.waiting.Add(1)
-	defer h.waiting.Add(-1)
-	timer := time.NewTimer(h.queueTimeout)
-	defer timer.Stop()
-	select {
-	case h.slots <- struct{}{}:
-		return h.releaseSlot, nil
-	case <-timer.C:
-		return nil, fmt.Errorf("the server is busy: all %d run slots stayed in use for %s; try again shortly", cap(h.slots), h.queueTimeout)
-	case <-ctx.Done():
-		return nil, errCancelled
-	}
-}
-
-// errCancelled is a call cancelled while it waited for a run slot.
-var errCancelled = errors.New("the call was cancelled by the client")
 
 // denied adds to a failed call's result what permissions it lacked and how
 // an operator grants them: the model can pass that on, where a bare

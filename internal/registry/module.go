@@ -1,0 +1,143 @@
+package registry
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/internal/observe"
+	"github.com/wasmcp/wasmcp/internal/sandbox"
+	"github.com/wasmcp/wasmcp/internal/schema"
+)
+
+// Module is one loaded .wasm file.
+type Module struct {
+	// Path is the module's file.
+	Path string
+	// Stem is the file name without ".wasm"; it is argv[0] of every run.
+	Stem string
+	// SHA256 is the hex digest of the module's bytes.
+	SHA256 string
+	// Size is the module file's size in bytes.
+	Size int
+	// ManifestFrom says where the manifest came from: the sidecar's path, or
+	// "embedded" for the custom section.
+	ManifestFrom string
+	// Manifest is the module's checked manifest.
+	Manifest *abi.Manifest
+	// Limits are the module's effective limits: its manifest's, clamped to
+	// the server's ceilings.
+	Limits sandbox.Limits
+
+	// key identifies the module's content: its bytes and its sidecar's. A
+	// reload keeps a module whose key is unchanged, compiled code and all.
+	key      string
+	tools    []*Tool
+	observer observe.Observer
+	log      *slog.Logger
+
+	wasm    []byte
+	engine  *sandbox.Engine
+	once    sync.Once
+	done    chan struct{}
+	program *sandbox.Compiled
+	err     error
+
+	// users counts runs in progress; a retired module's code is freed when
+	// the last one ends.
+	mu      sync.Mutex
+	users   int
+	retired bool
+	freed   bool
+}
+
+// Acquire marks the start of a run. It returns false once the module has
+// been retired and freed: the caller then looks the tool up again, and runs
+// the version that replaced it.
+func (m *Module) Acquire() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.freed {
+		return false
+	}
+	m.users++
+	return true
+}
+
+// Release marks the end of a run begun with Acquire.
+func (m *Module) Release() {
+	m.mu.Lock()
+	m.users--
+	free := m.retired && m.users == 0 && !m.freed
+	if free {
+		m.freed = true
+	}
+	m.mu.Unlock()
+	if free {
+		m.free()
+	}
+}
+
+// retire frees the module's compiled code once no run uses it. Runs
+// already going finish on it; later lookups find its successor.
+func (m *Module) retire() {
+	m.mu.Lock()
+	m.retired = true
+	free := m.users == 0 && !m.freed
+	if free {
+		m.freed = true
+	}
+	m.mu.Unlock()
+	if free {
+		m.free()
+	}
+}
+
+func (m *Module) free() {
+	// A compilation still running finishes first; its result is then freed.
+	go func() {
+		m.once.Do(func() { close(m.done) })
+		<-m.done
+		if m.program != nil {
+			_ = m.program.Close(context.Background())
+		}
+	}()
+}
+
+// Compiled returns the compiled module, compiling it on first use. Calls
+// that arrive during compilation wait for it, or for ctx.
+func (m *Module) Compiled(ctx context.Context) (*sandbox.Compiled, error) {
+	m.once.Do(func() {
+		go func() {
+			defer close(m.done)
+			m.log.Debug("compiling module", "file", m.Path, "size", m.Size)
+			start := time.Now()
+			// The compilation is the module's, shared by every call that
+			// waits for it: no one caller's context may end it. The engine
+			// bounds it.
+			m.program, m.err = m.engine.Compile(context.Background(), m.wasm)
+			d := time.Since(start)
+			m.observer.Compiled(m.Path, d, m.err)
+			if m.err == nil {
+				m.log.Debug("module compiled", "file", m.Path, "duration", d)
+				m.wasm = nil // the compiled form is all that is needed now
+			}
+		}()
+	})
+	select {
+	case <-m.done:
+		return m.program, m.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Tool is one tool of a module, with its schemas compiled.
+type Tool struct {
+	Module *Module
+	Spec   abi.Tool
+	Input  *schema.Schema
+	Output *schema.Schema // nil when the tool declares no outputSchema
+}

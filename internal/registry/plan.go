@@ -1,0 +1,108 @@
+package registry
+
+import (
+	"fmt"
+	"log/slog"
+	"sort"
+
+	"github.com/wasmcp/wasmcp/internal/policy"
+)
+
+// loaded is what reading one module file of the directory gave: a module,
+// or why there is none.
+type loaded struct {
+	path string
+	m    *Module
+	err  error
+}
+
+// policyRead is what reading the policy file gave: a policy and the hash
+// of the file's content, or why there is none. A registry without a policy
+// file reads it as a nil policy and no error.
+type policyRead struct {
+	path string
+	p    *policy.Policy
+	hash string
+	err  error
+}
+
+// plan works out the catalog that follows prev, given what the directory
+// and the policy file hold now. It reads nothing and changes nothing, so
+// each of its rules is tested on its own:
+//
+//   - a module whose bytes and sidecar are unchanged (the same key) is kept
+//     as it is, compiled code and all;
+//   - a changed module replaces its previous version;
+//   - a file that no longer loads keeps its previous version serving, and
+//     the error is recorded: a broken update must not take down a working
+//     tool, and a half-written file is only ever a broken version;
+//   - a file that no longer exists is removed;
+//   - when two modules declare the same tool name, the file whose name
+//     sorts first keeps it;
+//   - a policy whose content is unchanged is kept as it is (so calls
+//     prepared under it stay valid); a changed one replaces it; one that
+//     no longer loads keeps the previous policy, and the error is
+//     recorded.
+//
+// With no previous catalog, a file that does not load is skipped and
+// recorded, and so is a policy (the caller refuses to start without one).
+// plan returns the modules of prev that next no longer uses: the caller
+// retires them once next is in service.
+func plan(prev *Catalog, files []loaded, pol policyRead, log *slog.Logger) (next *Catalog, unused []*Module) {
+	previous := map[string]*Module{}
+	if prev != nil {
+		for _, m := range prev.Modules {
+			previous[m.Path] = m
+		}
+	}
+	next = &Catalog{byName: map[string]*Tool{}}
+	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
+	kept := map[*Module]bool{}
+	for _, f := range files {
+		old := previous[f.path]
+		m := f.m
+		switch {
+		case f.err != nil && old != nil:
+			err := fmt.Errorf("the new version does not load, so the previous one (sha256 %s) keeps serving: %w", old.SHA256[:12], f.err)
+			log.Warn("keeping the previous version of a module", "file", f.path, "reason", err)
+			next.Errors = append(next.Errors, LoadError{Path: f.path, Err: err})
+			m = old
+		case f.err != nil:
+			log.Warn("skipping module", "file", f.path, "reason", f.err)
+			next.Errors = append(next.Errors, LoadError{Path: f.path, Err: f.err})
+			continue
+		case old != nil && old.key == m.key:
+			m = old
+		default:
+			log.Info("loaded module", "file", f.path, "manifest", m.ManifestFrom, "tools", len(m.tools), "sha256", m.SHA256[:12])
+		}
+		kept[m] = true
+		next.add(m, log)
+	}
+	sort.Slice(next.Tools, func(i, j int) bool { return next.Tools[i].Spec.Name < next.Tools[j].Spec.Name })
+	if prev != nil {
+		for _, m := range prev.Modules {
+			if !kept[m] {
+				unused = append(unused, m)
+			}
+		}
+	}
+
+	switch {
+	case pol.err != nil && prev != nil:
+		err := fmt.Errorf("the policy does not load, so the previous one keeps granting: %w", pol.err)
+		log.Warn("keeping the previous policy", "file", pol.path, "reason", err)
+		next.Errors = append(next.Errors, LoadError{Path: pol.path, Err: err})
+		next.Policy, next.policyHash = prev.Policy, prev.policyHash
+	case pol.err != nil:
+		next.Errors = append(next.Errors, LoadError{Path: pol.path, Err: pol.err})
+	case prev != nil && pol.hash == prev.policyHash:
+		next.Policy, next.policyHash = prev.Policy, prev.policyHash
+	default:
+		if prev != nil {
+			log.Info("policy changed", "file", pol.path)
+		}
+		next.Policy, next.policyHash = pol.p, pol.hash
+	}
+	return next, unused
+}

@@ -1,0 +1,153 @@
+package registry
+
+import (
+	"errors"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/internal/policy"
+)
+
+// Each rule of plan, on its own. The modules are stand-ins: plan reads
+// only their paths, keys and tools.
+
+func fake(path, key string, tools ...string) *Module {
+	m := &Module{Path: path, SHA256: strings.Repeat(key[:1], 64), key: key, done: make(chan struct{})}
+	for _, name := range tools {
+		m.tools = append(m.tools, &Tool{Module: m, Spec: abi.Tool{Name: name}})
+	}
+	return m
+}
+
+func catalogOf(t *testing.T, pol policyRead, modules ...*Module) *Catalog {
+	t.Helper()
+	files := make([]loaded, len(modules))
+	for i, m := range modules {
+		files[i] = loaded{path: m.Path, m: m}
+	}
+	cat, _ := plan(nil, files, pol, slog.New(slog.DiscardHandler))
+	return cat
+}
+
+func ok(m *Module) loaded { return loaded{path: m.Path, m: m} }
+
+func broken(path string) loaded { return loaded{path: path, err: errors.New("bad magic")} }
+
+func run(prev *Catalog, pol policyRead, files ...loaded) (*Catalog, []*Module) {
+	return plan(prev, files, pol, slog.New(slog.DiscardHandler))
+}
+
+func served(c *Catalog, tool string) *Module {
+	if t, ok := c.Lookup(tool); ok {
+		return t.Module
+	}
+	return nil
+}
+
+func TestPlanKeepsAnUnchangedModule(t *testing.T) {
+	a := fake("a.wasm", "k1", "x")
+	prev := catalogOf(t, policyRead{}, a)
+	next, unused := run(prev, policyRead{}, ok(fake("a.wasm", "k1", "x")))
+	if served(next, "x") != a || len(unused) != 0 {
+		t.Fatalf("an unchanged module was not kept as it was: %v, unused %v", served(next, "x"), unused)
+	}
+}
+
+func TestPlanReplacesAChangedModule(t *testing.T) {
+	a := fake("a.wasm", "k1", "x")
+	prev := catalogOf(t, policyRead{}, a)
+	b := fake("a.wasm", "k2", "x")
+	next, unused := run(prev, policyRead{}, ok(b))
+	if served(next, "x") != b || !slices.Equal(unused, []*Module{a}) {
+		t.Fatalf("a changed module: serving %v, unused %v", served(next, "x"), unused)
+	}
+}
+
+func TestPlanKeepsThePreviousVersionOfABrokenUpdate(t *testing.T) {
+	a := fake("a.wasm", "k1", "x")
+	prev := catalogOf(t, policyRead{}, a)
+	next, unused := run(prev, policyRead{}, broken("a.wasm"))
+	if served(next, "x") != a || len(unused) != 0 {
+		t.Fatalf("a broken update: serving %v, unused %v; want the previous version", served(next, "x"), unused)
+	}
+	if len(next.Errors) != 1 || !strings.Contains(next.Errors[0].Error(), "previous one (sha256 kkkkkkkkkkkk) keeps serving: bad magic") {
+		t.Fatalf("errors %v", next.Errors)
+	}
+}
+
+func TestPlanSkipsANewFileThatDoesNotLoad(t *testing.T) {
+	next, _ := run(nil, policyRead{}, broken("a.wasm"), ok(fake("b.wasm", "k", "y")))
+	if len(next.Modules) != 1 || len(next.Errors) != 1 || next.Errors[0].Path != "a.wasm" {
+		t.Fatalf("modules %v, errors %v", next.Modules, next.Errors)
+	}
+}
+
+func TestPlanRemovesAModuleThatIsGone(t *testing.T) {
+	a, b := fake("a.wasm", "k1", "x"), fake("b.wasm", "k2", "y")
+	prev := catalogOf(t, policyRead{}, a, b)
+	next, unused := run(prev, policyRead{}, ok(fake("a.wasm", "k1", "x")))
+	if served(next, "y") != nil || !slices.Equal(unused, []*Module{b}) {
+		t.Fatalf("a removed module: still serving %v, unused %v", served(next, "y"), unused)
+	}
+}
+
+func TestPlanAddsANewModule(t *testing.T) {
+	prev := catalogOf(t, policyRead{}, fake("a.wasm", "k1", "x"))
+	b := fake("b.wasm", "k2", "y")
+	next, unused := run(prev, policyRead{}, ok(fake("a.wasm", "k1", "x")), ok(b))
+	if served(next, "y") != b || len(unused) != 0 {
+		t.Fatalf("a new module: serving %v, unused %v", served(next, "y"), unused)
+	}
+}
+
+func TestPlanGivesADuplicateNameToTheFirstFile(t *testing.T) {
+	a, b := fake("a.wasm", "k1", "x"), fake("b.wasm", "k2", "x", "y")
+	next, _ := run(nil, policyRead{}, ok(b), ok(a)) // in any order
+	if served(next, "x") != a || served(next, "y") != b {
+		t.Fatalf("x from %v, y from %v; want a and b", served(next, "x"), served(next, "y"))
+	}
+	if len(next.Errors) != 1 || next.Errors[0].Path != "b.wasm" || !strings.Contains(next.Errors[0].Error(), "already provided by a.wasm") {
+		t.Fatalf("errors %v", next.Errors)
+	}
+	if names := []string{next.Tools[0].Spec.Name, next.Tools[1].Spec.Name}; !slices.Equal(names, []string{"x", "y"}) {
+		t.Fatalf("tools %q; want them sorted by name", names)
+	}
+}
+
+func TestPlanKeepsAnUnchangedPolicy(t *testing.T) {
+	p := &policy.Policy{}
+	prev := catalogOf(t, policyRead{path: "p.yaml", p: p, hash: "h1"})
+	next, _ := run(prev, policyRead{path: "p.yaml", p: &policy.Policy{}, hash: "h1"})
+	if next.Policy != p {
+		t.Fatal("an unchanged policy was replaced: instances prepared under it would be thrown away")
+	}
+}
+
+func TestPlanTakesAChangedPolicy(t *testing.T) {
+	prev := catalogOf(t, policyRead{path: "p.yaml", p: &policy.Policy{}, hash: "h1"})
+	q := &policy.Policy{}
+	next, _ := run(prev, policyRead{path: "p.yaml", p: q, hash: "h2"})
+	if next.Policy != q || !(Change{Old: prev, New: next}).PolicyChanged() {
+		t.Fatal("a changed policy was not taken")
+	}
+}
+
+func TestPlanKeepsThePreviousPolicyWhenTheNewOneIsBroken(t *testing.T) {
+	p := &policy.Policy{}
+	prev := catalogOf(t, policyRead{path: "p.yaml", p: p, hash: "h1"})
+	next, _ := run(prev, policyRead{path: "p.yaml", err: errors.New("line 3: unknown key")})
+	if next.Policy != p {
+		t.Fatal("a broken policy replaced the one granting")
+	}
+	if len(next.Errors) != 1 || next.Errors[0].Path != "p.yaml" || !strings.Contains(next.Errors[0].Error(), "previous one keeps granting: line 3") {
+		t.Fatalf("errors %v", next.Errors)
+	}
+	// Fixed again, with the content it had: the policy is the same one.
+	again, _ := run(next, policyRead{path: "p.yaml", p: &policy.Policy{}, hash: "h1"})
+	if again.Policy != p || len(again.Errors) != 0 {
+		t.Fatalf("the policy back as it was: %v, errors %v", again.Policy == p, again.Errors)
+	}
+}

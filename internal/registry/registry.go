@@ -1,0 +1,213 @@
+// Package registry owns the modules a server serves. It loads a tool
+// directory and the operator's policy into a Catalog, keeps one catalog in
+// service, counts the runs that use each module, and on each reload works
+// out a plan from what serves now and what the directory and the policy
+// file hold (plan), puts the result in service at once, and frees the
+// modules no longer served once their last run ends.
+//
+// Loading reads and checks every file and compiles schemas, but never
+// compiles Wasm, so a catalog is ready as soon as the files are read;
+// compiling is each module's, on demand (Module.Compiled) or ahead
+// (Catalog.Warm).
+package registry
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/wasmcp/wasmcp/internal/observe"
+	"github.com/wasmcp/wasmcp/internal/policy"
+	"github.com/wasmcp/wasmcp/internal/sandbox"
+)
+
+// Options configure a Registry.
+type Options struct {
+	// Dir is the tool directory: every *.wasm file directly in it (not in
+	// subdirectories) is a module.
+	Dir string
+	// PolicyFile grants tools files, environment, network and secrets;
+	// "" grants nothing.
+	PolicyFile string
+	LoadOptions
+}
+
+// LoadOptions configure how one module file loads.
+type LoadOptions struct {
+	Engine *sandbox.Engine
+	// Ceilings are the server's limits; a manifest may only lower them.
+	Ceilings sandbox.Limits
+	Logger   *slog.Logger
+	// Observer is told of compilations, loads and reloads; nil means
+	// observe.Nop.
+	Observer observe.Observer
+}
+
+func (o LoadOptions) withDefaults() LoadOptions {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Observer == nil {
+		o.Observer = observe.Nop{}
+	}
+	return o
+}
+
+// Registry holds the catalog in service.
+type Registry struct {
+	opts    Options
+	current atomic.Pointer[Catalog]
+
+	mu       sync.Mutex // one reload at a time
+	onChange []func(Change)
+}
+
+// Change is a catalog put in service.
+type Change struct {
+	// Old is the catalog it replaced, New the one now serving.
+	Old, New *Catalog
+	// Unused are the modules of Old that New does not serve. They are
+	// freed once their last run ends; whoever holds one (a prepared
+	// instance) should let go.
+	Unused []*Module
+}
+
+// PolicyChanged reports whether New grants from another policy than Old:
+// what was worked out from Old's (an instance prepared with its mounts and
+// environment) no longer holds.
+func (c Change) PolicyChanged() bool { return c.Old.Policy != c.New.Policy }
+
+// Open loads the directory and the policy file. It fails when the
+// directory cannot be read or the policy does not load; a module that does
+// not load is recorded in the catalog's Errors and logged, never fatal.
+func Open(opts Options) (*Registry, error) {
+	opts.LoadOptions = opts.LoadOptions.withDefaults()
+	r := &Registry{opts: opts}
+	files, err := scan(opts.Dir, opts.LoadOptions)
+	if err != nil {
+		return nil, err
+	}
+	pol := readPolicy(opts.PolicyFile)
+	if pol.err != nil {
+		return nil, pol.err
+	}
+	cat, _ := plan(nil, files, pol, opts.Logger)
+	r.current.Store(cat)
+	opts.Observer.Loaded(len(cat.Modules), len(cat.Errors))
+	return r, nil
+}
+
+// Current returns the catalog in service.
+func (r *Registry) Current() *Catalog { return r.current.Load() }
+
+// ErrUnknownTool is returned by Acquire for a name no module provides.
+var ErrUnknownTool = errors.New("unknown tool")
+
+// Acquire finds a tool in the catalog in service and holds its module for
+// a run: the caller releases it (t.Module.Release) when the run ends. A
+// module freed by a reload between the lookup and the hold means that its
+// successor is in service, so the lookup is repeated. The catalog returned
+// is the one the tool was found in, whose policy grants the run.
+func (r *Registry) Acquire(name string) (*Catalog, *Tool, error) {
+	for {
+		cat := r.current.Load()
+		t, ok := cat.Lookup(name)
+		if !ok {
+			return nil, nil, fmt.Errorf("%w: %q", ErrUnknownTool, name)
+		}
+		if t.Module.Acquire() {
+			return cat, t, nil
+		}
+	}
+}
+
+// OnChange registers f to be called after each reload that put a new
+// catalog in service, before its unused modules are retired.
+func (r *Registry) OnChange(f func(Change)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.onChange = append(r.onChange, f)
+}
+
+// Reload reads the directory and the policy file again, and puts what plan
+// makes of them in service. Calls already running finish on the modules
+// they started with. It fails, changing nothing, only when the directory
+// cannot be read.
+func (r *Registry) Reload() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	files, err := scan(r.opts.Dir, r.opts.LoadOptions)
+	r.opts.Observer.Reloaded(err)
+	if err != nil {
+		return err
+	}
+	old := r.current.Load()
+	cat, unused := plan(old, files, readPolicy(r.opts.PolicyFile), r.opts.Logger)
+	r.current.Store(cat)
+	r.opts.Observer.Loaded(len(cat.Modules), len(cat.Errors))
+	for _, f := range r.onChange {
+		f(Change{Old: old, New: cat, Unused: unused})
+	}
+	for _, m := range unused {
+		m.retire()
+	}
+	return nil
+}
+
+// scan loads every *.wasm file directly in dir, in parallel: reading and
+// walking modules is most of the time a load takes, and files are
+// independent.
+func scan(dir string, opts LoadOptions) ([]loaded, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading tool directory: %w", err)
+	}
+	var paths []string
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".wasm") && !e.IsDir() {
+			paths = append(paths, filepath.Join(dir, e.Name()))
+		}
+	}
+	files := make([]loaded, len(paths))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(paths)) {
+		wg.Go(func() {
+			for i := range next {
+				m, _, err := LoadFile(paths[i], opts)
+				files[i] = loaded{path: paths[i], m: m, err: err}
+			}
+		})
+	}
+	for i := range paths {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return files, nil
+}
+
+// maxPolicySize bounds a policy file: policies are a few KiB.
+const maxPolicySize = 1 << 20
+
+// readPolicy reads the policy file, if there is one.
+func readPolicy(path string) policyRead {
+	if path == "" {
+		return policyRead{}
+	}
+	data, err := readRegular(path, maxPolicySize)
+	if err != nil {
+		return policyRead{path: path, err: fmt.Errorf("policy: %w", err)}
+	}
+	sum := sha256.Sum256(data)
+	p, err := policy.Load(path)
+	return policyRead{path: path, p: p, hash: hex.EncodeToString(sum[:]), err: err}
+}

@@ -1,0 +1,106 @@
+package registry
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wasmcp/wasmcp/internal/wattest"
+)
+
+// A reload end to end, on real files: what plan decides is put in service,
+// listeners hear of it before unused modules are freed, and the policy
+// file is read again with the directory.
+func TestReloadAppliesThePlan(t *testing.T) {
+	dir := t.TempDir()
+	wattest.Write(t, dir, "echo", "keep")
+	writeSidecar(t, dir, "keep", manifestFor("keep"))
+	wattest.Write(t, dir, "echo", "gone")
+	writeSidecar(t, dir, "gone", manifestFor("gone"))
+	policyFile := filepath.Join(t.TempDir(), "policy.yaml")
+	writeFile(t, policyFile, []byte("modules: {}\n"))
+	r, err := Open(Options{Dir: dir, PolicyFile: policyFile, LoadOptions: LoadOptions{Engine: newEngine(t), Ceilings: ceilings}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := r.Current()
+	_, gone, err := r.Acquire("gone") // a run in progress on gone's module
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var changes []Change
+	r.OnChange(func(c Change) { changes = append(changes, c) })
+	if err := os.Remove(filepath.Join(dir, "gone.wasm")); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, policyFile, []byte("modules:\n  keep: {}\n"))
+	if err := r.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	next := r.Current()
+	if len(changes) != 1 || changes[0].Old != first || changes[0].New != next || !changes[0].PolicyChanged() {
+		t.Fatalf("changes %+v", changes)
+	}
+	if len(changes[0].Unused) != 1 || changes[0].Unused[0] != gone.Module {
+		t.Fatalf("unused %v; want gone's module", changes[0].Unused)
+	}
+	if _, ok := next.Lookup("gone"); ok {
+		t.Fatal("a removed module's tool is still served")
+	}
+	if k1, _ := first.Lookup("keep"); func() bool { k2, _ := next.Lookup("keep"); return k1 != k2 }() {
+		t.Fatal("an unchanged module was loaded anew")
+	}
+	// The run in progress still holds its module, which is freed when it
+	// ends and can no longer be acquired.
+	gone.Module.Release()
+	if gone.Module.Acquire() {
+		t.Fatal("a retired module whose last run ended can still be acquired")
+	}
+
+	writeFile(t, policyFile, []byte("modules: [not, a, map]\n"))
+	if err := r.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if r.Current().Policy != next.Policy {
+		t.Fatal("a broken policy file replaced the policy in service")
+	}
+	if errs := r.Current().Errors; len(errs) != 1 || errs[0].Path != policyFile || !strings.Contains(errs[0].Error(), "keeps granting") {
+		t.Fatalf("errors %v; want the policy's, saying the previous one serves", errs)
+	}
+}
+
+func TestOpenRefusesABrokenPolicy(t *testing.T) {
+	policyFile := filepath.Join(t.TempDir(), "policy.yaml")
+	writeFile(t, policyFile, []byte("grants: everything\n"))
+	_, err := Open(Options{Dir: t.TempDir(), PolicyFile: policyFile, LoadOptions: LoadOptions{Engine: newEngine(t)}})
+	if err == nil || !strings.Contains(err.Error(), "policy") {
+		t.Fatalf("Open = %v; want the policy refused", err)
+	}
+}
+
+func TestAcquireFindsTheSuccessorOfARetiredModule(t *testing.T) {
+	dir := t.TempDir()
+	wattest.Write(t, dir, "echo", "tool")
+	writeSidecar(t, dir, "tool", manifestFor("tool"))
+	r, err := Open(Options{Dir: dir, LoadOptions: LoadOptions{Engine: newEngine(t), Ceilings: ceilings}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, old, _ := r.Acquire("tool")
+	old.Module.Release()
+	wattest.Write(t, dir, "shout", "tool") // a new version
+	if err := r.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	cat, t2, err := r.Acquire("tool")
+	if err != nil || t2 == old || cat != r.Current() {
+		t.Fatalf("Acquire after a reload: %v (same tool %v)", err, t2 == old)
+	}
+	t2.Module.Release()
+	if _, err := t2.Module.Compiled(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
