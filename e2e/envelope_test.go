@@ -133,12 +133,15 @@ func TestResultTypeIsTheServers(t *testing.T) {
 	})
 }
 
-// TestNumbersTooLargeToCheck sends, over stdio, a number the schema
-// library could not compare: it panicked, and the server with it. The call
-// is a tool error, and the next call is answered.
+// TestNumbersTooLargeToCheck sends, over stdio, a number of more digits
+// than the schema library is let to compare (1e9999999, which made it
+// panic and the server with it, is now refused by the guard as beyond a
+// double; this one is a double, but of 1,502 digits). The call is a tool
+// error, and the next call is answered.
 func TestNumbersTooLargeToCheck(t *testing.T) {
 	cmd := exec.Command(binary, "serve", "--tools", forgeDir(t), "--cache-dir", cacheDir, "--log-level", "error")
-	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bounded","arguments":{"x":1e9999999},` + modernMeta + `}}
+	long := "1." + strings.Repeat("0", 1500) + "1"
+	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bounded","arguments":{"x":` + long + `},` + modernMeta + `}}
 {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bounded","arguments":{"x":1},` + modernMeta + `}}
 `)
 	out, err := cmd.Output()
