@@ -9,6 +9,8 @@ package wattest
 
 import (
 	"embed"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,27 +33,37 @@ func Names() []string {
 // Build assembles wat/<name>.wat and returns the binary.
 func Build(t testing.TB, name string) []byte {
 	t.Helper()
-	src, err := sources.ReadFile("wat/" + name + ".wat")
-	if err != nil {
-		t.Fatalf("wattest: no module %q: %v", name, err)
-	}
-	tool, err := exec.LookPath("wat2wasm")
-	if err != nil {
-		t.Fatalf("wattest: wat2wasm not found; run scripts/setup (it installs Debian's wabt package)")
-	}
-	dir := t.TempDir()
-	in, out := filepath.Join(dir, name+".wat"), filepath.Join(dir, name+".wasm")
-	if err := os.WriteFile(in, src, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if msg, err := exec.Command(tool, in, "-o", out).CombinedOutput(); err != nil {
-		t.Fatalf("wat2wasm %s: %v\n%s", name, err, msg)
-	}
-	bin, err := os.ReadFile(out)
+	bin, err := Assemble(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return bin
+}
+
+// Assemble is Build for code that has no testing.TB: a TestMain, or an
+// example's setup.
+func Assemble(name string) ([]byte, error) {
+	src, err := sources.ReadFile("wat/" + name + ".wat")
+	if err != nil {
+		return nil, fmt.Errorf("wattest: no module %q: %v", name, err)
+	}
+	tool, err := exec.LookPath("wat2wasm")
+	if err != nil {
+		return nil, errors.New("wattest: wat2wasm not found; run scripts/setup (it installs Debian's wabt package)")
+	}
+	dir, err := os.MkdirTemp("", "wattest-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	in, out := filepath.Join(dir, name+".wat"), filepath.Join(dir, name+".wasm")
+	if err := os.WriteFile(in, src, 0o600); err != nil {
+		return nil, err
+	}
+	if msg, err := exec.Command(tool, in, "-o", out).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("wat2wasm %s: %v\n%s", name, err, msg)
+	}
+	return os.ReadFile(out)
 }
 
 // Write assembles a module into dir as <stem>.wasm and returns its path.

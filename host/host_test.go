@@ -1,0 +1,92 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wasmcp/wasmcp/host"
+)
+
+func newServer(t *testing.T, cfg host.Config) *host.Server {
+	t.Helper()
+	if cfg.Tools == "" {
+		cfg.Tools = exampleTools()
+		t.Cleanup(func() { os.RemoveAll(cfg.Tools) })
+	}
+	cfg.Engine = os.Getenv("WASMCP_ENGINE")
+	srv, err := host.New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close(context.Background()) })
+	return srv
+}
+
+func TestStatusAndCompileAll(t *testing.T) {
+	srv := newServer(t, host.Config{})
+	st := srv.Status()
+	if len(st.Tools) != 1 || st.Tools[0].Name != "echo" || st.Tools[0].Compiled != nil || len(st.Errors) != 0 {
+		t.Fatalf("status %+v", st)
+	}
+	st = srv.CompileAll(context.Background())
+	if c := st.Tools[0].Compiled; c == nil || !*c {
+		t.Fatalf("after CompileAll: %+v", st.Tools[0])
+	}
+}
+
+func TestUnknownTool(t *testing.T) {
+	srv := newServer(t, host.Config{})
+	if _, err := srv.Call(context.Background(), "nope", nil, nil); !errors.Is(err, host.ErrUnknownTool) {
+		t.Fatalf("Call(nope) = %v", err)
+	}
+}
+
+// The policy is read again with every reload: a grant takes effect without
+// a restart, and a broken file keeps the last good one.
+func TestReloadReadsThePolicy(t *testing.T) {
+	policyFile := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(policyFile, []byte("modules: {}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := newServer(t, host.Config{Policy: policyFile})
+	if err := os.WriteFile(policyFile, []byte("modules: 3\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	errs := srv.Status().Errors
+	if len(errs) != 1 || errs[0].File != policyFile || !strings.Contains(errs[0].Error, "keeps granting") {
+		t.Fatalf("errors after a broken policy: %+v", errs)
+	}
+	if res, err := srv.Call(context.Background(), "echo", json.RawMessage(`{}`), nil); err != nil || res.IsError {
+		t.Fatalf("a call under the last good policy: %v %+v", err, res)
+	}
+}
+
+func TestNewRefusesABrokenPolicy(t *testing.T) {
+	policyFile := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(policyFile, []byte("modules: 3\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := exampleTools()
+	defer os.RemoveAll(dir)
+	if _, err := host.New(context.Background(), host.Config{Tools: dir, Policy: policyFile}); err == nil {
+		t.Fatal("New accepted a policy that does not load")
+	}
+}
+
+func TestCloseIsIdempotent(t *testing.T) {
+	srv := newServer(t, host.Config{})
+	if err := srv.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Close(context.Background()); err != nil {
+		t.Fatalf("a second Close: %v", err)
+	}
+}
