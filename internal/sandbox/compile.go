@@ -3,16 +3,12 @@ package sandbox
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
+	"io/fs"
 	"os/exec"
-	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -129,14 +125,12 @@ func (e *Engine) stopped(cctx context.Context) error {
 }
 
 // inWorker compiles wasm in a worker process, which leaves the compiled
-// code in the cache. A module that compiled in a worker before, with the
-// same engine and limits, is not compiled there again: compilation is
-// deterministic, so it is known to stay within them.
+// code in the cache. Every compilation goes through a worker, even of a
+// module compiled before: the engine then finds the code in the cache
+// in the worker too, quickly, but whether it is there is the engine's to
+// know, and a cache entry evicted or deleted behind the server's back
+// would otherwise be compiled in the server, outside every bound.
 func (e *Engine) inWorker(ctx context.Context, wasm []byte) error {
-	mark := e.markFor(wasm)
-	if _, err := os.Stat(mark); err == nil {
-		return nil
-	}
 	budget := e.limits.memoryFor(len(wasm))
 	args := append(append([]string(nil), e.worker.Args...),
 		"-engine", e.name, "-cache-dir", e.cacheDir, "-memory", strconv.FormatInt(budget, 10))
@@ -149,12 +143,17 @@ func (e *Engine) inWorker(ctx context.Context, wasm []byte) error {
 	err := cmd.Run()
 	switch {
 	case err == nil:
-		if err := os.MkdirAll(filepath.Dir(mark), 0o700); err == nil {
-			_ = os.WriteFile(mark, nil, 0o600)
-		}
 		return nil
 	case ctx.Err() != nil:
 		return e.stopped(ctx)
+	}
+	var exec_ *exec.Error
+	var path *fs.PathError
+	if errors.As(err, &exec_) || errors.As(err, &path) {
+		// The worker did not start: the server's own fault, and its
+		// paths are the operator's business, not a model's.
+		e.log.Error("the compile worker cannot be started", "path", e.worker.Path, "error", err)
+		return errors.New("the server could not start its compile worker (its log says why)")
 	}
 	text := strings.TrimSpace(stderr.String())
 	var exit *exec.ExitError
@@ -181,31 +180,6 @@ func outOfMemory(stderr string) bool {
 	}
 	return false
 }
-
-// markFor names the file that records that wasm compiled in a worker
-// within the current limits, by this build's engines.
-func (e *Engine) markFor(wasm []byte) string {
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\n%s\n%d\n%d\n", e.name, buildID, e.limits.Timeout, e.limits.Memory)
-	h.Write(wasm)
-	return filepath.Join(e.cacheDir, "wasmcp-compiled", hex.EncodeToString(h.Sum(nil)))
-}
-
-// buildID identifies the engines this binary was built with: a new version
-// of either may compile differently, so its marks are its own.
-var buildID = func() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	var b strings.Builder
-	for _, d := range info.Deps {
-		if strings.Contains(d.Path, "wazero") || strings.Contains(d.Path, "wasmtime") {
-			fmt.Fprintf(&b, "%s@%s %s;", d.Path, d.Version, d.Sum)
-		}
-	}
-	return b.String()
-}()
 
 // compilerText is what a compiler said of a module it refused, without what
 // only its own developers could use (wasmtime appends a Rust backtrace),

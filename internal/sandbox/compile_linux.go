@@ -89,3 +89,17 @@ func resident() (uint64, error) {
 	}
 	return pages * pageBytes, nil
 }
+
+// checkCacheDir refuses a compilation cache that someone other than the
+// server's user may write to: it holds native code the server runs.
+func checkCacheDir(dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("compilation cache: %w", err)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if fi.Mode().Perm()&0o022 != 0 || ok && int(st.Uid) != os.Getuid() {
+		return fmt.Errorf("the compilation cache %s holds native code the server runs, but others may write to it (mode %v): it must belong to the server's user, writable only by it (chmod go-w, or another --cache-dir)", dir, fi.Mode().Perm())
+	}
+	return nil
+}

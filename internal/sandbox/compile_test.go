@@ -58,19 +58,32 @@ func TestWorkerCompilesIntoTheCache(t *testing.T) {
 	if out := c.Run(context.Background(), Run{Stdin: []byte("hi"), Limits: small}); out.Failure != nil || string(out.Stdout) != "hi" {
 		t.Fatalf("run after a worker compiled the module: %+v %q", out.Failure, out.Stdout)
 	}
-	marks, _ := filepath.Glob(filepath.Join(cache, "wasmcp-compiled", "*"))
-	if len(marks) != 1 {
-		t.Fatalf("marks %q; want one for the module the worker compiled", marks)
-	}
-	// A module a worker compiled within the same limits needs no worker
-	// again: this one would fail if it were started.
+	// A module compiled before still goes through a worker: whether its
+	// code is still in the cache is the engine's to know. This worker
+	// would fail.
 	again := workerEngine(t, shWorker("exit 99"), CompileLimits{}, cache)
-	if _, err := again.Compile(context.Background(), echo); err != nil {
-		t.Fatalf("a module already compiled within the limits: %v", err)
+	if _, err := again.Compile(context.Background(), echo); err == nil {
+		t.Fatal("a module compiled before was compiled in the server, not in a worker")
 	}
-	stricter := workerEngine(t, shWorker("exit 99"), CompileLimits{Timeout: time.Hour}, cache)
-	if _, err := stricter.Compile(context.Background(), echo); err == nil {
-		t.Fatal("under other limits, a module compiled before was not compiled in a worker again")
+}
+
+func TestACacheOthersMayWriteIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	_, err := NewEngine(context.Background(), Config{Engine: os.Getenv("WASMCP_ENGINE"), CacheDir: dir})
+	if err == nil || !strings.Contains(err.Error(), "others may write to it") {
+		t.Fatalf("NewEngine with a world-writable cache: %v", err)
+	}
+}
+
+func TestAWorkerThatCannotStartIsNamedToTheOperatorOnly(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "deploy", "wasmcp")
+	e := workerEngine(t, &Worker{Path: secret}, CompileLimits{}, "")
+	_, err := e.Compile(context.Background(), wattest.Build(t, "echo"))
+	if err == nil || strings.Contains(err.Error(), secret) || !strings.Contains(err.Error(), "could not start its compile worker") {
+		t.Fatalf("Compile with no worker binary: %v; want a sentence without the path", err)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
@@ -46,6 +47,9 @@ type Config struct {
 	CacheDir string
 	// Compile bounds each compilation.
 	Compile CompileLimits
+	// Logger receives what the operator should know and a model should
+	// not (why a worker could not start); nil discards it.
+	Logger *slog.Logger
 	// Worker, when set, compiles each module in a process of its own,
 	// which is what makes CompileLimits.Memory hold, and a compiler crash
 	// harmless. Without a CacheDir, the engine keeps a private one for
@@ -93,6 +97,7 @@ type program interface {
 type Engine struct {
 	name     string
 	b        backend
+	log      *slog.Logger
 	limits   CompileLimits
 	worker   *Worker
 	cacheDir string
@@ -113,7 +118,10 @@ type Engine struct {
 // NewEngine starts the runtime cfg names, with WASI preview 1 and the
 // wasmcp host module.
 func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
-	e := &Engine{name: cmp.Or(cfg.Engine, DefaultEngine), limits: cfg.Compile.withDefaults(), worker: cfg.Worker}
+	e := &Engine{name: cmp.Or(cfg.Engine, DefaultEngine), limits: cfg.Compile.withDefaults(), worker: cfg.Worker, log: cfg.Logger}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
 	if cfg.Worker != nil && cfg.CacheDir == "" {
 		dir, err := os.MkdirTemp("", "wasmcp-compiled-")
 		if err != nil {
@@ -139,6 +147,9 @@ func newBackend(ctx context.Context, cfg Config) (backend, error) {
 	if cfg.CacheDir != "" {
 		if err := os.MkdirAll(cfg.CacheDir, 0o700); err != nil {
 			return nil, fmt.Errorf("compilation cache: %w", err)
+		}
+		if err := checkCacheDir(cfg.CacheDir); err != nil {
+			return nil, err
 		}
 	}
 	name := cmp.Or(cfg.Engine, DefaultEngine)

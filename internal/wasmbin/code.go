@@ -90,6 +90,7 @@ func (p *parser) body(r *reader, typ uint32) error {
 	}
 	sh.MaxBranchCost = max(sh.MaxBranchCost, p.branchCost)
 	sh.BranchCost = addSat(sh.BranchCost, p.branchCost)
+	sh.LocalsBranchCost = addSat(sh.LocalsBranchCost, mulSat(locals, p.branchCost))
 	sh.NestingCost = addSat(sh.NestingCost, uint64(p.depth)*uint64(p.depth))
 	return nil
 }

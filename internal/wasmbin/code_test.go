@@ -181,6 +181,8 @@ func TestLimitsCheck(t *testing.T) {
 		{"branches to one block over", wasmgen.Command{StartCode: wasmgen.BrTable(9)}.Bytes(), Limits{BlockBranches: 8}, "branches to one block"},
 		{"branch cost over", wasmgen.Command{StartCode: wasmgen.Repeat(3, wasmgen.BrTable(4)...)}.Bytes(), Limits{BranchCost: 47}, "branch cost"},
 		{"branch cost at the limit", wasmgen.Command{StartCode: wasmgen.Repeat(3, wasmgen.BrTable(4)...)}.Bytes(), Limits{BranchCost: 48}, ""},
+		{"locals-and-branches cost over", wasmgen.Command{StartLocals: [][2]uint64{{10, wasmgen.I32}}, StartCode: wasmgen.BrTable(4)}.Bytes(), Limits{LocalsBranchCost: 159}, "locals-and-branches cost"},
+		{"locals-and-branches cost at the limit", wasmgen.Command{StartLocals: [][2]uint64{{10, wasmgen.I32}}, StartCode: wasmgen.BrTable(4)}.Bytes(), Limits{LocalsBranchCost: 160}, ""},
 		{"nesting cost over", wasmgen.Command{StartCode: wasmgen.Nested(3), ExtraFunctions: 2}.Bytes(), Limits{NestingCost: 17}, "nesting cost"},
 		{"nesting cost at the limit", wasmgen.Command{StartCode: wasmgen.Nested(3), ExtraFunctions: 2}.Bytes(), Limits{NestingCost: 18}, ""},
 		{"functions over", wasmgen.Command{ExtraFunctions: 3}.Bytes(), Limits{Functions: 3}, "functions"},

@@ -23,6 +23,7 @@ type Limits struct {
 	BlockBranches           uint64 // branches to one block
 	BranchCost              uint64 // of all functions together: see Shape.BranchCost
 	NestingCost             uint64 // of all functions together: see Shape.NestingCost
+	LocalsBranchCost        uint64 // of all functions together: see Shape.LocalsBranchCost
 	NameLength              int
 	MemoryPages             uint64 // a memory's minimum
 }
@@ -68,6 +69,7 @@ func (l Limits) Check(m *Module) error {
 		{"branches to one block", s.MaxBlockBranches, l.BlockBranches},
 		{"units of branch cost (over all blocks of all functions, the square of the branches to each block)", s.BranchCost, l.BranchCost},
 		{"units of nesting cost (over all functions, the square of each one's nesting depth)", s.NestingCost, l.NestingCost},
+		{"units of locals-and-branches cost (over all functions, each one's locals times its branch cost)", s.LocalsBranchCost, l.LocalsBranchCost},
 		{"bytes in one name", uint64(s.MaxNameLength), uint64(l.NameLength)},
 	} {
 		if c.max > 0 && c.has > c.max {
