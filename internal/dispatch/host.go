@@ -67,16 +67,6 @@ type Options struct {
 	Prewarm int
 }
 
-// EgressLimits bound one call's HTTP requests.
-var EgressLimits = egress.Limits{
-	MaxRequests:     16,
-	MaxRequestBody:  1 << 20,
-	MaxResponseBody: 4 << 20,
-	MaxTotalBytes:   8 << 20,
-	RequestTimeout:  30 * time.Second,
-	MaxRedirects:    5,
-}
-
 // Host runs calls against a catalog, which Reload may replace while calls
 // run.
 type Host struct {
@@ -295,7 +285,7 @@ func (h *Host) call(ctx context.Context, t *registry.Tool, args json.RawMessage,
 	}
 	r.Stdin, r.Reporter = args, rep
 	if len(perm.HTTP.Rules) > 0 {
-		r.HTTP = egress.NewClient(perm.HTTP, EgressLimits, net.DefaultResolver)
+		r.HTTP = egress.NewClient(perm.HTTP, egress.DefaultLimits(), net.DefaultResolver)
 	}
 	h.log.Debug("run started", "tool", t.Spec.Name)
 	var run sandbox.Outcome
