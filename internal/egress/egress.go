@@ -158,8 +158,13 @@ type Denied struct{ Permission string }
 
 func (d *Denied) Error() string { return "egress: not permitted: " + d.Permission }
 
-// LimitError is returned when a request would pass one of the Limits.
-// Limit says which, e.g. "request count limit (16) reached for this call".
+// LimitError is returned when the call has used up an allowance of the
+// Limits: MaxRequests, or MaxTotalBytes. Every later request of the call
+// would fail the same way. Limit says which, e.g. "request count limit
+// (16) reached for this call". A limit on one request is not a LimitError:
+// a request over one is ErrTooLong, and a response over one (a body over
+// MaxResponseBody, more than MaxRedirects redirects) is the request
+// failing, as a timeout is.
 type LimitError struct{ Limit string }
 
 func (e *LimitError) Error() string { return "egress: " + e.Limit }
@@ -168,8 +173,16 @@ func (e *LimitError) Error() string { return "egress: " + e.Limit }
 // whatever the grant: a relative URL, a reserved header, a bad method.
 var ErrInvalid = errors.New("invalid request")
 
+// ErrTooLong is wrapped by the errors for requests over a size limit: a
+// body over MaxRequestBody, a URL over 8 KiB, headers over 64 KiB.
+var ErrTooLong = errors.New("request too long")
+
 func invalidf(format string, args ...any) error {
 	return fmt.Errorf("egress: %w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+}
+
+func tooLongf(format string, args ...any) error {
+	return fmt.Errorf("egress: %w: %s", ErrTooLong, fmt.Sprintf(format, args...))
 }
 
 // Resolver looks up addresses; tests substitute one. net.DefaultResolver
@@ -383,8 +396,10 @@ const maxURLLen = 8 << 10
 const redactedText = "[redacted]"
 
 // Do makes a request and follows its redirects, each checked as the first
-// one is. Policy refusals are *Denied, passed limits *LimitError, malformed
-// requests wrap ErrInvalid, and other errors are network failures, wrapped
+// one is. Policy refusals are *Denied, allowances of the call used up
+// *LimitError, malformed requests wrap ErrInvalid and requests over a size
+// limit ErrTooLong. Other errors are the request failing (no answer, a
+// timeout, an answer over the response limit, too many redirects), wrapped
 // with the method and URL (without its query). No error, and no response,
 // contains a secret's value.
 func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
@@ -401,7 +416,7 @@ func (c *Client) do(parent context.Context, req Request) (*Response, error) {
 		return nil, err
 	}
 	if len(req.URL) > maxURLLen {
-		return nil, invalidf("URL is longer than %d bytes", maxURLLen)
+		return nil, tooLongf("URL is longer than %d bytes", maxURLLen)
 	}
 	u, err := url.Parse(req.URL)
 	if err != nil {
@@ -430,7 +445,7 @@ func (c *Client) do(parent context.Context, req Request) (*Response, error) {
 		return nil, err
 	}
 	if int64(len(req.Body)) > c.lim.MaxRequestBody {
-		return nil, &LimitError{Limit: fmt.Sprintf("request body of %d bytes is over the limit (%d bytes)", len(req.Body), c.lim.MaxRequestBody)}
+		return nil, tooLongf("request body of %d bytes is over the limit (%d bytes)", len(req.Body), c.lim.MaxRequestBody)
 	}
 	allowPrivate, err := c.allow(method, t)
 	if err != nil {
@@ -488,7 +503,7 @@ func (c *Client) do(parent context.Context, req Request) (*Response, error) {
 		}
 		res.Body.Close()
 		if redirects >= c.lim.MaxRedirects {
-			return nil, &LimitError{Limit: fmt.Sprintf("redirect limit (%d) reached", c.lim.MaxRedirects)}
+			return nil, fmt.Errorf("egress: %s %s: redirect limit (%d) reached: the server redirected once more", method, t, c.lim.MaxRedirects)
 		}
 		if scrub != nil && scrub.contains(loc) {
 			// Followed, the redirect would hand the secret, in the URL, to
@@ -562,7 +577,7 @@ func (c *Client) readResponse(parent, ctx context.Context, res *http.Response, m
 		if decodedFrom != "" {
 			what += ", decoded from " + decodedFrom + ","
 		}
-		return &LimitError{Limit: fmt.Sprintf("%s is over the limit (%d bytes)", what, max)}
+		return fmt.Errorf("egress: %s %s: %s is over the limit (%d bytes)", method, t, what, max)
 	}
 	if method != http.MethodHead && res.ContentLength > max { // HEAD's Content-Length describes a body never sent
 		return nil, tooLong("")
@@ -586,7 +601,7 @@ func (c *Client) readResponse(parent, ctx context.Context, res *http.Response, m
 			data = body
 			res.Header.Del("Content-Encoding")
 			res.Header.Del("Content-Length")
-		case errors.Is(err, errTooLong):
+		case errors.Is(err, errOverLimit):
 			c.count(limit + 1)
 			if limit < max {
 				return nil, c.totalLimit()
@@ -670,7 +685,7 @@ func (c *Client) scrubError(err error) error {
 		return &LimitError{Limit: strings.TrimPrefix(msg, "egress: ")}
 	}
 	s := &scrubbed{msg: msg}
-	for _, kind := range []error{ErrInvalid, context.DeadlineExceeded, context.Canceled} {
+	for _, kind := range []error{ErrInvalid, ErrTooLong, context.DeadlineExceeded, context.Canceled} {
 		if errors.Is(err, kind) {
 			s.kind = kind
 			break

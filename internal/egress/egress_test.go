@@ -250,7 +250,7 @@ var none = []string{}
 
 // tc is one request against a fresh server. URL's "{port}" is the server's
 // port. Exactly one outcome is expected: a status, a Denied permission, a
-// limit, an invalid request, or an error (errIs / errText).
+// limit, an invalid or too long request, or a failure (errIs / errText).
 type tc struct {
 	name    string
 	grant   func(port int) Grant
@@ -262,6 +262,7 @@ type tc struct {
 	denied  string // exact permission
 	limit   string // exact LimitError.Limit
 	invalid bool
+	tooLong bool
 	errIs   error
 	errText string   // substring of the error, whatever its kind
 	hits    []string // requests the server got, if not nil
@@ -336,9 +337,13 @@ func run(t *testing.T, cases []tc) {
 				if !errors.Is(err, ErrInvalid) {
 					t.Fatalf("got %v, want ErrInvalid", err)
 				}
+			case tc.tooLong:
+				if !errors.Is(err, ErrTooLong) || errors.Is(err, ErrInvalid) {
+					t.Fatalf("got %v, want ErrTooLong", err)
+				}
 			default:
-				if errors.As(err, &d) || errors.As(err, &le) || errors.Is(err, ErrInvalid) {
-					t.Fatalf("got %v, want a network error", err)
+				if errors.As(err, &d) || errors.As(err, &le) || errors.Is(err, ErrInvalid) || errors.Is(err, ErrTooLong) {
+					t.Fatalf("got %v, want the request to have failed", err)
 				}
 				if tc.errIs != nil && !errors.Is(err, tc.errIs) {
 					t.Fatalf("got %v, want one that is %v", err, tc.errIs)
@@ -487,7 +492,7 @@ func TestRedirects(t *testing.T) {
 			req:     Request{URL: "http://api.test:{port}/redirect?to=file:///etc/passwd"},
 			errText: "redirect cannot be followed"},
 		{name: "redirect loop capped", grant: rules(lanRule("api.test")), limits: Limits{MaxRedirects: 3},
-			req: Request{URL: "http://api.test:{port}/loop"}, limit: "redirect limit (3) reached",
+			req: Request{URL: "http://api.test:{port}/loop"}, errText: "GET http://api.test:{port}/loop: redirect limit (3) reached",
 			hits: []string{"GET api.test/loop", "GET api.test/loop", "GET api.test/loop", "GET api.test/loop"}},
 		{name: "each hop counts as a request", grant: rules(lanRule("api.test")), limits: Limits{MaxRequests: 3, MaxRedirects: 10},
 			req: Request{URL: "http://api.test:{port}/loop"}, limit: "request count limit (3) reached for this call",
@@ -633,9 +638,9 @@ func TestLimits(t *testing.T) {
 		{name: "response body at the cap", grant: rules(lanRule("api.test")), limits: Limits{MaxResponseBody: 1000},
 			req: big(1000, false), status: 200, body: strings.Repeat("x", 1000)},
 		{name: "response body over the cap, by Content-Length", grant: rules(lanRule("api.test")), limits: Limits{MaxResponseBody: 1000},
-			req: big(1001, false), limit: "response body is over the limit (1000 bytes)"},
+			req: big(1001, false), errText: "GET http://api.test:{port}/big: response body is over the limit (1000 bytes)"},
 		{name: "response body over the cap, chunked", grant: rules(lanRule("api.test")), limits: Limits{MaxResponseBody: 1000},
-			req: big(5000, true), limit: "response body is over the limit (1000 bytes)"},
+			req: big(5000, true), errText: "GET http://api.test:{port}/big: response body is over the limit (1000 bytes)"},
 		{name: "HEAD of a body over the cap", grant: rules(lanRule("api.test")), limits: Limits{MaxResponseBody: 1000},
 			req: Request{Method: "HEAD", URL: "http://api.test:{port}/big?n=5000"}, status: 200,
 			after: func(t *testing.T, _ *server, resp *Response) {
@@ -644,8 +649,8 @@ func TestLimits(t *testing.T) {
 				}
 			}},
 		{name: "request body over the cap", grant: rules(lanRule("api.test", "POST")), limits: Limits{MaxRequestBody: 10},
-			req:   Request{Method: "POST", URL: "http://api.test:{port}/", Body: []byte("0123456789a")},
-			limit: "request body of 11 bytes is over the limit (10 bytes)", hits: none},
+			req:     Request{Method: "POST", URL: "http://api.test:{port}/", Body: []byte("0123456789a")},
+			tooLong: true, errText: "request body of 11 bytes is over the limit (10 bytes)", hits: none},
 		{name: "total bytes over a call", grant: rules(lanRule("api.test")), limits: Limits{MaxTotalBytes: 1000},
 			before: []Request{big(600, false)}, req: big(600, false),
 			limit: "total bytes limit (1000) reached for this call"},
@@ -710,7 +715,7 @@ func TestRequestValidation(t *testing.T) {
 		cases = append(cases, tc{name: "URL " + u, grant: rules(lanRule("api.test")), req: Request{URL: u}, invalid: true, hits: none})
 	}
 	cases = append(cases, tc{name: "URL longer than 8 KiB", grant: rules(lanRule("api.test")),
-		req: Request{URL: "http://" + strings.Repeat("a", maxURLLen) + ".test/"}, invalid: true, hits: none})
+		req: Request{URL: "http://" + strings.Repeat("a", maxURLLen) + ".test/"}, tooLong: true, hits: none})
 	for _, h := range []string{"Host", "Content-Length", "Transfer-Encoding", "Connection", "Proxy-Authorization", "proxy-connection", "Keep-Alive", "Upgrade", "TE", "Trailer"} {
 		cases = append(cases, tc{name: "header " + h, grant: rules(lanRule("api.test")),
 			req: Request{URL: "http://api.test:{port}/", Header: map[string]string{h: "x"}}, invalid: true, hits: none})
@@ -726,7 +731,7 @@ func TestRequestValidation(t *testing.T) {
 			req: Request{URL: "http://api.test:{port}/", Header: hdr}, invalid: true, hits: none})
 	}
 	cases = append(cases, tc{name: "headers over 64 KiB in size", grant: rules(lanRule("api.test")),
-		req: Request{URL: "http://api.test:{port}/", Header: map[string]string{"X-Big": strings.Repeat("a", maxHeaderBytes)}}, invalid: true, hits: none})
+		req: Request{URL: "http://api.test:{port}/", Header: map[string]string{"X-Big": strings.Repeat("a", maxHeaderBytes)}}, tooLong: true, hits: none})
 	for _, m := range []string{"TRACE", "CONNECT", "GE T", "GET\r\n"} {
 		cases = append(cases, tc{name: "method " + strconv.Quote(m), grant: rules(lanRule("api.test", m)),
 			req: Request{Method: m, URL: "http://api.test:{port}/"}, invalid: true, hits: none})

@@ -150,7 +150,7 @@ func guestHeaders(h map[string]string, secretName, secretHeader string, carriesS
 		}
 		size += len(name) + len(v) + 4
 		if size > maxHeaderBytes {
-			return nil, invalidf("headers are longer than %d bytes", maxHeaderBytes)
+			return nil, tooLongf("headers are longer than %d bytes", maxHeaderBytes)
 		}
 		out[canon] = []string{v}
 	}
