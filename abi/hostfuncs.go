@@ -29,24 +29,35 @@ const (
 // LevelNames are the MCP names of the log levels, indexed by level.
 var LevelNames = [...]string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
-// Results of the host functions.
+// Results of the host functions, named once: docs/abi.md ("Result codes")
+// and every guest SDK give these names the same values (a test in this
+// package checks that they do). ErrLimit alone says the call has used up
+// an allowance, so that later calls of the function fail the same way;
+// every other code is about the one call that got it.
 const (
-	// Ok: the message was accepted. It may still be filtered out by the
-	// client's chosen log level, or dropped because the request asked for
-	// no progress; that is not the tool's concern.
+	// Ok: the function did what was asked. A message was accepted (the
+	// client may still filter it out by its log level, or have asked for
+	// no progress; that is not the tool's concern), or a request got an
+	// answer, whatever its HTTP status.
 	Ok int32 = 0
-	// ErrFault: the pointer and length do not lie within the module's memory.
+	// ErrFault: a pointer and length do not lie within the module's
+	// memory.
 	ErrFault int32 = 1
-	// ErrInvalid: a bad level, or a progress or total that is NaN or
-	// infinite.
+	// ErrInvalid: a bad argument: a level outside the levels, a progress
+	// or total that is NaN or infinite, an HTTP request that is malformed
+	// (not JSON, a bad URL, method or header), or http_response with no
+	// answer waiting.
 	ErrInvalid int32 = 2
 	// ErrEncoding: the message is not UTF-8.
 	ErrEncoding int32 = 3
-	// ErrTooLong: the message is longer than MaxMessageLen.
+	// ErrTooLong: the message is longer than MaxMessageLen; an HTTP
+	// request is over a size limit (MaxHTTPRequestLen of JSON, or its
+	// body, URL or headers); or http_response's buffer is shorter than the
+	// answer.
 	ErrTooLong int32 = 4
 	// ErrLimit: this call has used up an allowance (MaxLogMessages,
-	// MaxLogBytes, MaxProgress, or an HTTP request, byte or redirect cap);
-	// the message or request was dropped.
+	// MaxLogBytes, MaxProgress, or its HTTP requests or their bytes); the
+	// message or request was dropped, as later ones will be.
 	ErrLimit int32 = 5
 	// ErrOrder: progress did not increase over the last value reported.
 	ErrOrder int32 = 6
@@ -54,8 +65,9 @@ const (
 	// needs; the answer's "error" says what, and the call's error text
 	// tells the operator how to grant it.
 	ErrDenied int32 = 7
-	// ErrNetwork: the request was allowed but failed (no answer, a
-	// timeout, a response over the size limit); the answer says why.
+	// ErrNetwork: the request was allowed but brought no answer the tool
+	// can have (no connection, a timeout, a response over the size limit,
+	// too many redirects); the answer says why.
 	ErrNetwork int32 = 8
 )
 

@@ -630,6 +630,8 @@ func FuzzParseManifest(f *testing.F) {
 		"limits":{"timeout":"5s","memory":"32MiB","output":"256KiB"}}`))
 	f.Add([]byte(withTools(toolJSON("a/b.c-d_e", `"output":"result"`), toolJSON("x", ""))))
 	f.Add([]byte(withLimits(`{"memory":1048576,"output":"9223372036854775807"}`)))
+	f.Add([]byte(`{"abi":1,"tools":[{"name":"t","description":"d","inputSchema":{"type":"object"}}],
+		"permissions":{"http":[{"host":"*.example.com","methods":["GET","M-SEARCH"]},{"host":"::ffff:127.0.0.1"},{"host":"_a.b-c.test"}],"secrets":["k"]}}`))
 	f.Add([]byte(`{"abi":2,"tools":[]}`))
 	f.Add([]byte(`{"abi":1,"tools":[{"name":"t","description":"d","inputSchema":{"type":"object"}}]} x`))
 	f.Add([]byte(`[`))

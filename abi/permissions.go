@@ -1,11 +1,12 @@
 package abi
 
 import (
-	"errors"
 	"fmt"
 	"path"
 	"regexp"
 	"strings"
+
+	"github.com/wasmcp/wasmcp/internal/netrule"
 )
 
 // Permissions are what a module asks to be given. Asking grants nothing:
@@ -28,8 +29,10 @@ type DirRequest struct {
 	Write bool   `json:"write,omitempty"`
 }
 
-// HTTPRequest asks to reach a host ("api.example.com" or
-// "*.example.com") with some methods (none listed: GET and HEAD).
+// HTTPRequest asks to reach a host ("api.example.com", "*.example.com",
+// "10.0.0.5") with some methods (none listed: GET and HEAD), written as
+// docs/abi.md ("Hosts") says. internal/netrule checks them, as it checks
+// the policy's grants and every request.
 type HTTPRequest struct {
 	Host    string   `json:"host"`
 	Methods []string `json:"methods,omitempty"`
@@ -38,8 +41,6 @@ type HTTPRequest struct {
 var (
 	envName    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
 	secretName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
-	hostLabel  = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
-	methodName = regexp.MustCompile(`^[A-Z]{1,16}$`)
 )
 
 // Check reports the first malformed request.
@@ -60,12 +61,12 @@ func (p *Permissions) Check() error {
 		seen[d.Guest] = true
 	}
 	for _, h := range p.HTTP {
-		if err := CheckHostPattern(h.Host); err != nil {
+		if _, err := netrule.ParsePattern(h.Host); err != nil {
 			return fmt.Errorf("permissions.http: %w", err)
 		}
 		for _, m := range h.Methods {
-			if !methodName.MatchString(m) {
-				return fmt.Errorf("permissions.http: method %q must be an upper-case HTTP method", m)
+			if err := netrule.CheckMethod(m); err != nil {
+				return fmt.Errorf("permissions.http %s: %w", h.Host, err)
 			}
 		}
 	}
@@ -81,21 +82,6 @@ func (p *Permissions) Check() error {
 func CheckGuestPath(p string) error {
 	if !strings.HasPrefix(p, "/") || path.Clean(p) != p || p == "/" {
 		return fmt.Errorf("guest path %q must be absolute, clean and not /", p)
-	}
-	return nil
-}
-
-// CheckHostPattern accepts a lower-case host name, optionally "*." and a
-// name (any subdomain of it).
-func CheckHostPattern(h string) error {
-	name := strings.TrimPrefix(h, "*.")
-	if name == "" || len(name) > 253 {
-		return errors.New("a host pattern must be a host name, or *. and a host name")
-	}
-	for _, label := range strings.Split(name, ".") {
-		if !hostLabel.MatchString(label) {
-			return fmt.Errorf("host pattern %q: %q is not a lower-case host name label", h, label)
-		}
 	}
 	return nil
 }

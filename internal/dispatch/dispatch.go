@@ -71,16 +71,6 @@ type Options struct {
 	Prewarm int
 }
 
-// EgressLimits bound one call's HTTP requests.
-var EgressLimits = egress.Limits{
-	MaxRequests:     16,
-	MaxRequestBody:  1 << 20,
-	MaxResponseBody: 4 << 20,
-	MaxTotalBytes:   8 << 20,
-	RequestTimeout:  30 * time.Second,
-	MaxRedirects:    5,
-}
-
 // Dispatcher runs calls on the tools of a registry's catalog in service.
 type Dispatcher struct {
 	reg       *registry.Registry
@@ -326,7 +316,7 @@ func (d *Dispatcher) call(ctx context.Context, cat *registry.Catalog, t *registr
 	}
 	r.Stdin, r.Reporter = args, rep
 	if len(perm.HTTP.Rules) > 0 {
-		r.HTTP = egress.NewClient(perm.HTTP, EgressLimits, net.DefaultResolver)
+		r.HTTP = egress.NewClient(perm.HTTP, egress.DefaultLimits(), net.DefaultResolver)
 	}
 	d.log.Debug("run started", "tool", t.Spec.Name)
 	var run sandbox.Outcome

@@ -26,8 +26,8 @@ const acceptEncoding = "gzip"
 // maxCodings is how many content codings, one over the other, are undone.
 const maxCodings = 2
 
-// errTooLong is returned when decoding would pass the response's limit.
-var errTooLong = errors.New("decoded body over the limit")
+// errOverLimit is returned when decoding would pass the response's limit.
+var errOverLimit = errors.New("decoded body over the limit")
 
 // unknownCodingError is returned for a coding the host cannot undo.
 type unknownCodingError struct{ msg string }
@@ -74,8 +74,8 @@ func decodeBody(body []byte, codings []string, limit int64) ([]byte, error) {
 	}
 	out, err := io.ReadAll(r)
 	switch {
-	case errors.Is(err, errTooLong):
-		return nil, errTooLong
+	case errors.Is(err, errOverLimit):
+		return nil, errOverLimit
 	case err != nil:
 		return nil, fmt.Errorf("decoding the response's %s coding: %w", strings.Join(codings, ", "), err)
 	}
@@ -98,7 +98,7 @@ func inflate(r io.Reader) (io.Reader, error) {
 	return flate.NewReader(br), nil
 }
 
-// capReader fails with errTooLong once more than left bytes are read.
+// capReader fails with errOverLimit once more than left bytes are read.
 type capReader struct {
 	r    io.Reader
 	left int64
@@ -106,7 +106,7 @@ type capReader struct {
 
 func (c *capReader) Read(p []byte) (int, error) {
 	if c.left < 0 {
-		return 0, errTooLong
+		return 0, errOverLimit
 	}
 	if int64(len(p)) > c.left+1 {
 		p = p[:c.left+1]
@@ -114,7 +114,7 @@ func (c *capReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.left -= int64(n)
 	if c.left < 0 {
-		return n, errTooLong
+		return n, errOverLimit
 	}
 	return n, err
 }

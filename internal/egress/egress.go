@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net"
 	"net/http"
 	"net/netip"
@@ -17,13 +16,16 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/wasmcp/wasmcp/internal/netrule"
 )
 
-// Rule grants requests to hosts matching Host.
+// Rule grants requests to hosts matching Host. Its fields are written as
+// internal/netrule says; Check reports one that is not.
 type Rule struct {
-	// Host is "api.example.com", "*.example.com" (any subdomain, not the
-	// apex) or an IP address. It is matched exactly and case-insensitively,
-	// and carries no port.
+	// Host is a host pattern: "api.example.com", "*.example.com" (any
+	// subdomain, not the apex) or an IP address, in lower case and without
+	// a port. A request's host is lower-cased before it is matched.
 	Host string
 	// Ports are allowed besides the scheme's default port (80 for http,
 	// 443 for https), which is always allowed.
@@ -156,8 +158,13 @@ type Denied struct{ Permission string }
 
 func (d *Denied) Error() string { return "egress: not permitted: " + d.Permission }
 
-// LimitError is returned when a request would pass one of the Limits.
-// Limit says which, e.g. "request count limit (16) reached for this call".
+// LimitError is returned when the call has used up an allowance of the
+// Limits: MaxRequests, or MaxTotalBytes. Every later request of the call
+// would fail the same way. Limit says which, e.g. "request count limit
+// (16) reached for this call". A limit on one request is not a LimitError:
+// a request over one is ErrTooLong, and a response over one (a body over
+// MaxResponseBody, more than MaxRedirects redirects) is the request
+// failing, as a timeout is.
 type LimitError struct{ Limit string }
 
 func (e *LimitError) Error() string { return "egress: " + e.Limit }
@@ -166,8 +173,16 @@ func (e *LimitError) Error() string { return "egress: " + e.Limit }
 // whatever the grant: a relative URL, a reserved header, a bad method.
 var ErrInvalid = errors.New("invalid request")
 
+// ErrTooLong is wrapped by the errors for requests over a size limit: a
+// body over MaxRequestBody, a URL over 8 KiB, headers over 64 KiB.
+var ErrTooLong = errors.New("request too long")
+
 func invalidf(format string, args ...any) error {
 	return fmt.Errorf("egress: %w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+}
+
+func tooLongf(format string, args ...any) error {
+	return fmt.Errorf("egress: %w: %s", ErrTooLong, fmt.Sprintf(format, args...))
 }
 
 // Resolver looks up addresses; tests substitute one. net.DefaultResolver
@@ -192,47 +207,112 @@ type Client struct {
 }
 
 type rule struct {
-	pat          pattern
+	pat          netrule.Pattern
 	ports        []int
 	methods      []string
 	schemes      []string
 	allowPrivate bool
 }
 
+// parseRule is Rule.Check, keeping what it parsed.
+func parseRule(r Rule) (rule, error) {
+	p, err := netrule.ParsePattern(r.Host)
+	if err != nil {
+		return rule{}, err
+	}
+	for _, m := range r.Methods {
+		err = cmp.Or(err, netrule.CheckMethod(m))
+	}
+	for _, port := range r.Ports {
+		err = cmp.Or(err, netrule.CheckPort(port))
+	}
+	for _, s := range r.Schemes {
+		err = cmp.Or(err, netrule.CheckScheme(s))
+	}
+	if err != nil {
+		return rule{}, fmt.Errorf("host %s: %w", r.Host, err)
+	}
+	schemes := r.Schemes
+	if len(schemes) == 0 {
+		schemes = []string{"https"}
+	}
+	return rule{pat: p, ports: r.Ports, methods: netrule.MethodsOrDefault(r.Methods), schemes: schemes, allowPrivate: r.AllowPrivate}, nil
+}
+
+// Check reports why a Client could not use the rule: a host, method, port
+// or scheme that internal/netrule refuses.
+func (r Rule) Check() error {
+	_, err := parseRule(r)
+	return err
+}
+
+// Check reports why the secret could not be sent whatever its value: its
+// header, its format or its hosts. Its errors never hold the value.
+func (s Secret) Check() error {
+	canon := http.CanonicalHeaderKey(s.Header)
+	switch {
+	case s.Header == "":
+		return errors.New("it names no header: a secret is only ever sent in a header")
+	case !netrule.IsToken(s.Header):
+		return fmt.Errorf("header %q is not a header name", s.Header)
+	case reservedHeader(canon):
+		return fmt.Errorf("header %s is set by the host, so a secret cannot be sent in it", canon)
+	case s.Format != "" && !strings.Contains(s.Format, "{}"):
+		return fmt.Errorf("format %q has no {} where the value goes", s.Format)
+	case !validHeaderValue(s.Format):
+		return errors.New("its format holds control characters (a line break?)")
+	case len(s.Hosts) == 0:
+		return errors.New("it names no hosts: a secret is only ever sent to the hosts it is bound to")
+	}
+	for _, h := range s.Hosts {
+		if _, err := netrule.ParsePattern(h); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// problem says why the secret cannot be sent, its value included, or nil.
+// It never quotes the value.
+func (s Secret) problem() error {
+	if err := s.Check(); err != nil {
+		return err
+	}
+	if s.Value == "" {
+		return errors.New("its value is empty")
+	}
+	if !validHeaderValue(s.Value) {
+		return errors.New("its value holds control characters (a line break?)")
+	}
+	return nil
+}
+
 type secret struct {
 	name     string
 	header   string // canonical
 	value    string // the header's value: Format with Value in it
-	hosts    []pattern
-	problem  string           // why it cannot be sent, if it cannot
+	hosts    []netrule.Pattern
+	problem  error            // why it cannot be sent, if it cannot
 	redactor func() *redactor // built when the secret is first sent
 }
 
 func (s *secret) matches(t *target) bool {
-	return slices.ContainsFunc(s.hosts, func(p pattern) bool { return p.match(t) })
+	return slices.ContainsFunc(s.hosts, func(p netrule.Pattern) bool { return p.Matches(t.h) })
 }
 
-// NewClient returns a client for one call. Rules and secrets that do not
-// parse (see Grant.Validate) match nothing. A nil Resolver means
-// net.DefaultResolver.
+// NewClient returns a client for one call. A rule that Rule.Check refuses
+// matches nothing, and a secret that Secret.Check refuses is never sent;
+// policy.Load refuses a policy that holds either, so that none is lost
+// unnoticed. A nil Resolver means net.DefaultResolver.
 func NewClient(g Grant, lim Limits, r Resolver) *Client {
 	if r == nil {
 		r = net.DefaultResolver
 	}
 	c := &Client{lim: lim.withDefaults(), resolver: r, secrets: map[string]*secret{}}
 	for _, gr := range g.Rules {
-		p, err := parsePattern(gr.Host)
-		if err != nil {
-			continue
+		if ru, err := parseRule(gr); err == nil {
+			c.rules = append(c.rules, ru)
 		}
-		ru := rule{pat: p, ports: gr.Ports, allowPrivate: gr.AllowPrivate}
-		for _, m := range orDefault(gr.Methods, http.MethodGet, http.MethodHead) {
-			ru.methods = append(ru.methods, strings.ToUpper(strings.TrimSpace(m)))
-		}
-		for _, s := range orDefault(gr.Schemes, "https") {
-			ru.schemes = append(ru.schemes, strings.ToLower(strings.TrimSpace(s)))
-		}
-		c.rules = append(c.rules, ru)
 	}
 	var values []string
 	for name, s := range g.Secrets {
@@ -241,13 +321,13 @@ func NewClient(g Grant, lim Limits, r Resolver) *Client {
 		// inside a longer encoded text as well (see redactor).
 		sc := &secret{
 			name:     name,
-			header:   http.CanonicalHeaderKey(strings.TrimSpace(s.Header)),
+			header:   http.CanonicalHeaderKey(s.Header),
 			value:    strings.ReplaceAll(cmp.Or(s.Format, "{}"), "{}", s.Value),
-			problem:  secretProblem(s),
+			problem:  s.problem(),
 			redactor: sync.OnceValue(func() *redactor { return newRedactor(s.Value) }),
 		}
 		for _, h := range s.Hosts {
-			if p, err := parsePattern(h); err == nil {
+			if p, err := netrule.ParsePattern(h); err == nil {
 				sc.hosts = append(sc.hosts, p)
 			}
 		}
@@ -271,79 +351,12 @@ func NewClient(g Grant, lim Limits, r Resolver) *Client {
 	return c
 }
 
-func orDefault(s []string, def ...string) []string {
-	if len(s) == 0 {
-		return def
-	}
-	return s
-}
-
-// secretProblem says why a secret cannot be sent, or "". It never quotes
-// the value.
-func secretProblem(s Secret) string {
-	header := strings.TrimSpace(s.Header)
-	switch {
-	case s.Value == "":
-		return "its value is empty"
-	case !validToken(header):
-		return fmt.Sprintf("header %q is not a header name", s.Header)
-	case reservedHeader(http.CanonicalHeaderKey(header)):
-		return fmt.Sprintf("header %s is set by the host", http.CanonicalHeaderKey(header))
-	case s.Format != "" && !strings.Contains(s.Format, "{}"):
-		return "its format has no {} for the value"
-	case !validHeaderValue(strings.ReplaceAll(cmp.Or(s.Format, "{}"), "{}", s.Value)):
-		return "its value or format holds control characters (a line break?)"
-	case len(s.Hosts) == 0:
-		return "it names no hosts"
-	}
-	return ""
-}
-
-// Validate reports every rule and secret that NewClient would ignore or
-// refuse to send, so that a configuration can be checked when it loads.
-// Its errors never contain a secret's value.
-func (g Grant) Validate() error {
-	var errs []error
-	for i, r := range g.Rules {
-		if _, err := parsePattern(r.Host); err != nil {
-			errs = append(errs, fmt.Errorf("http rule %d: %w", i+1, err))
-		}
-		for _, p := range r.Ports {
-			if p < 1 || p > 65535 {
-				errs = append(errs, fmt.Errorf("http rule %d (%s): port %d is not a port", i+1, r.Host, p))
-			}
-		}
-		for _, m := range r.Methods {
-			if !validToken(m) {
-				errs = append(errs, fmt.Errorf("http rule %d (%s): method %q is not a method", i+1, r.Host, m))
-			}
-		}
-		for _, s := range r.Schemes {
-			if s := strings.ToLower(strings.TrimSpace(s)); s != "http" && s != "https" {
-				errs = append(errs, fmt.Errorf("http rule %d (%s): scheme %q is not http or https", i+1, r.Host, s))
-			}
-		}
-	}
-	for _, name := range slices.Sorted(maps.Keys(g.Secrets)) {
-		s := g.Secrets[name]
-		if p := secretProblem(s); p != "" {
-			errs = append(errs, fmt.Errorf("secret %q: %s", name, p))
-		}
-		for _, h := range s.Hosts {
-			if _, err := parsePattern(h); err != nil {
-				errs = append(errs, fmt.Errorf("secret %q: %w", name, err))
-			}
-		}
-	}
-	return errors.Join(errs...)
-}
-
 // allow checks a request against the rules, before any connection, and
 // says whether the address check may let private addresses through.
 func (c *Client) allow(method string, t *target) (allowPrivate bool, err error) {
 	var host, scheme, port, ok bool
 	for _, r := range c.rules {
-		if !r.pat.match(t) {
+		if !r.pat.Matches(t.h) {
 			continue
 		}
 		host = true
@@ -383,8 +396,10 @@ const maxURLLen = 8 << 10
 const redactedText = "[redacted]"
 
 // Do makes a request and follows its redirects, each checked as the first
-// one is. Policy refusals are *Denied, passed limits *LimitError, malformed
-// requests wrap ErrInvalid, and other errors are network failures, wrapped
+// one is. Policy refusals are *Denied, allowances of the call used up
+// *LimitError, malformed requests wrap ErrInvalid and requests over a size
+// limit ErrTooLong. Other errors are the request failing (no answer, a
+// timeout, an answer over the response limit, too many redirects), wrapped
 // with the method and URL (without its query). No error, and no response,
 // contains a secret's value.
 func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
@@ -401,7 +416,7 @@ func (c *Client) do(parent context.Context, req Request) (*Response, error) {
 		return nil, err
 	}
 	if len(req.URL) > maxURLLen {
-		return nil, invalidf("URL is longer than %d bytes", maxURLLen)
+		return nil, tooLongf("URL is longer than %d bytes", maxURLLen)
 	}
 	u, err := url.Parse(req.URL)
 	if err != nil {
@@ -430,7 +445,7 @@ func (c *Client) do(parent context.Context, req Request) (*Response, error) {
 		return nil, err
 	}
 	if int64(len(req.Body)) > c.lim.MaxRequestBody {
-		return nil, &LimitError{Limit: fmt.Sprintf("request body of %d bytes is over the limit (%d bytes)", len(req.Body), c.lim.MaxRequestBody)}
+		return nil, tooLongf("request body of %d bytes is over the limit (%d bytes)", len(req.Body), c.lim.MaxRequestBody)
 	}
 	allowPrivate, err := c.allow(method, t)
 	if err != nil {
@@ -440,8 +455,8 @@ func (c *Client) do(parent context.Context, req Request) (*Response, error) {
 		if !sec.matches(t) {
 			return nil, &Denied{Permission: "secret " + quote(sec.name) + " for host " + quote(t.host)}
 		}
-		if sec.problem != "" {
-			return nil, fmt.Errorf("egress: secret %q cannot be sent: %s", sec.name, sec.problem)
+		if sec.problem != nil {
+			return nil, fmt.Errorf("egress: secret %q cannot be sent: %w", sec.name, sec.problem)
 		}
 	}
 
@@ -488,7 +503,7 @@ func (c *Client) do(parent context.Context, req Request) (*Response, error) {
 		}
 		res.Body.Close()
 		if redirects >= c.lim.MaxRedirects {
-			return nil, &LimitError{Limit: fmt.Sprintf("redirect limit (%d) reached", c.lim.MaxRedirects)}
+			return nil, fmt.Errorf("egress: %s %s: redirect limit (%d) reached: the server redirected once more", method, t, c.lim.MaxRedirects)
 		}
 		if scrub != nil && scrub.contains(loc) {
 			// Followed, the redirect would hand the secret, in the URL, to
@@ -562,7 +577,7 @@ func (c *Client) readResponse(parent, ctx context.Context, res *http.Response, m
 		if decodedFrom != "" {
 			what += ", decoded from " + decodedFrom + ","
 		}
-		return &LimitError{Limit: fmt.Sprintf("%s is over the limit (%d bytes)", what, max)}
+		return fmt.Errorf("egress: %s %s: %s is over the limit (%d bytes)", method, t, what, max)
 	}
 	if method != http.MethodHead && res.ContentLength > max { // HEAD's Content-Length describes a body never sent
 		return nil, tooLong("")
@@ -586,7 +601,7 @@ func (c *Client) readResponse(parent, ctx context.Context, res *http.Response, m
 			data = body
 			res.Header.Del("Content-Encoding")
 			res.Header.Del("Content-Length")
-		case errors.Is(err, errTooLong):
+		case errors.Is(err, errOverLimit):
 			c.count(limit + 1)
 			if limit < max {
 				return nil, c.totalLimit()
@@ -670,7 +685,7 @@ func (c *Client) scrubError(err error) error {
 		return &LimitError{Limit: strings.TrimPrefix(msg, "egress: ")}
 	}
 	s := &scrubbed{msg: msg}
-	for _, kind := range []error{ErrInvalid, context.DeadlineExceeded, context.Canceled} {
+	for _, kind := range []error{ErrInvalid, ErrTooLong, context.DeadlineExceeded, context.Canceled} {
 		if errors.Is(err, kind) {
 			s.kind = kind
 			break

@@ -250,7 +250,7 @@ var none = []string{}
 
 // tc is one request against a fresh server. URL's "{port}" is the server's
 // port. Exactly one outcome is expected: a status, a Denied permission, a
-// limit, an invalid request, or an error (errIs / errText).
+// limit, an invalid or too long request, or a failure (errIs / errText).
 type tc struct {
 	name    string
 	grant   func(port int) Grant
@@ -262,6 +262,7 @@ type tc struct {
 	denied  string // exact permission
 	limit   string // exact LimitError.Limit
 	invalid bool
+	tooLong bool
 	errIs   error
 	errText string   // substring of the error, whatever its kind
 	hits    []string // requests the server got, if not nil
@@ -336,9 +337,13 @@ func run(t *testing.T, cases []tc) {
 				if !errors.Is(err, ErrInvalid) {
 					t.Fatalf("got %v, want ErrInvalid", err)
 				}
+			case tc.tooLong:
+				if !errors.Is(err, ErrTooLong) || errors.Is(err, ErrInvalid) {
+					t.Fatalf("got %v, want ErrTooLong", err)
+				}
 			default:
-				if errors.As(err, &d) || errors.As(err, &le) || errors.Is(err, ErrInvalid) {
-					t.Fatalf("got %v, want a network error", err)
+				if errors.As(err, &d) || errors.As(err, &le) || errors.Is(err, ErrInvalid) || errors.Is(err, ErrTooLong) {
+					t.Fatalf("got %v, want the request to have failed", err)
 				}
 				if tc.errIs != nil && !errors.Is(err, tc.errIs) {
 					t.Fatalf("got %v, want one that is %v", err, tc.errIs)
@@ -390,7 +395,7 @@ func TestPolicy(t *testing.T) {
 			req: Request{URL: "http://wild.test:{port}/"}, denied: `http host "wild.test"`, hits: none},
 		{name: "wildcard does not match a lookalike", grant: rules(lanRule("*.wild.test")),
 			req: Request{URL: "http://evilwild.test:{port}/"}, denied: `http host "evilwild.test"`},
-		{name: "hosts match case-insensitively", grant: rules(lanRule("*.Wild.TEST")),
+		{name: "hosts match case-insensitively", grant: rules(lanRule("*.wild.test")),
 			req: Request{URL: "http://EU.wild.Test:{port}/"}, status: 200, hits: []string{"GET eu.wild.test/"}},
 		{name: "scheme denied: http when only https", grant: rules(func(p int) Rule { return Rule{Host: "api.test", Ports: []int{p}, AllowPrivate: true} }),
 			req: Request{URL: "http://api.test:{port}/"}, denied: `http host "api.test" (scheme http)`, hits: none},
@@ -487,7 +492,7 @@ func TestRedirects(t *testing.T) {
 			req:     Request{URL: "http://api.test:{port}/redirect?to=file:///etc/passwd"},
 			errText: "redirect cannot be followed"},
 		{name: "redirect loop capped", grant: rules(lanRule("api.test")), limits: Limits{MaxRedirects: 3},
-			req: Request{URL: "http://api.test:{port}/loop"}, limit: "redirect limit (3) reached",
+			req: Request{URL: "http://api.test:{port}/loop"}, errText: "GET http://api.test:{port}/loop: redirect limit (3) reached",
 			hits: []string{"GET api.test/loop", "GET api.test/loop", "GET api.test/loop", "GET api.test/loop"}},
 		{name: "each hop counts as a request", grant: rules(lanRule("api.test")), limits: Limits{MaxRequests: 3, MaxRedirects: 10},
 			req: Request{URL: "http://api.test:{port}/loop"}, limit: "request count limit (3) reached for this call",
@@ -617,7 +622,7 @@ func TestSecrets(t *testing.T) {
 				"bad": {Value: secretValue + "\r\nX-Injected: 1", Header: "Authorization", Hosts: []string{"api.test"}},
 			}),
 			req:     Request{URL: "http://api.test:{port}/", Secret: "bad"},
-			errText: `secret "bad" cannot be sent: its value or format holds control characters`, hits: none},
+			errText: `secret "bad" cannot be sent: its value holds control characters`, hits: none},
 	})
 }
 
@@ -633,9 +638,9 @@ func TestLimits(t *testing.T) {
 		{name: "response body at the cap", grant: rules(lanRule("api.test")), limits: Limits{MaxResponseBody: 1000},
 			req: big(1000, false), status: 200, body: strings.Repeat("x", 1000)},
 		{name: "response body over the cap, by Content-Length", grant: rules(lanRule("api.test")), limits: Limits{MaxResponseBody: 1000},
-			req: big(1001, false), limit: "response body is over the limit (1000 bytes)"},
+			req: big(1001, false), errText: "GET http://api.test:{port}/big: response body is over the limit (1000 bytes)"},
 		{name: "response body over the cap, chunked", grant: rules(lanRule("api.test")), limits: Limits{MaxResponseBody: 1000},
-			req: big(5000, true), limit: "response body is over the limit (1000 bytes)"},
+			req: big(5000, true), errText: "GET http://api.test:{port}/big: response body is over the limit (1000 bytes)"},
 		{name: "HEAD of a body over the cap", grant: rules(lanRule("api.test")), limits: Limits{MaxResponseBody: 1000},
 			req: Request{Method: "HEAD", URL: "http://api.test:{port}/big?n=5000"}, status: 200,
 			after: func(t *testing.T, _ *server, resp *Response) {
@@ -644,8 +649,8 @@ func TestLimits(t *testing.T) {
 				}
 			}},
 		{name: "request body over the cap", grant: rules(lanRule("api.test", "POST")), limits: Limits{MaxRequestBody: 10},
-			req:   Request{Method: "POST", URL: "http://api.test:{port}/", Body: []byte("0123456789a")},
-			limit: "request body of 11 bytes is over the limit (10 bytes)", hits: none},
+			req:     Request{Method: "POST", URL: "http://api.test:{port}/", Body: []byte("0123456789a")},
+			tooLong: true, errText: "request body of 11 bytes is over the limit (10 bytes)", hits: none},
 		{name: "total bytes over a call", grant: rules(lanRule("api.test")), limits: Limits{MaxTotalBytes: 1000},
 			before: []Request{big(600, false)}, req: big(600, false),
 			limit: "total bytes limit (1000) reached for this call"},
@@ -703,29 +708,30 @@ func TestRequestValidation(t *testing.T) {
 		"http://api.test.:{port}/",
 		"http://ap%69.test:{port}/",
 		"http://api..test:{port}/",
-		"http://" + strings.Repeat("a", maxURLLen) + ".test/",
+		"http://-api.test:{port}/",
+		"http://api_.test-:{port}/",
+		"http://*.api.test:{port}/",
 	} {
-		name := "URL " + u
-		if len(u) > maxURLLen {
-			name = "URL longer than 8 KiB"
-		}
-		cases = append(cases, tc{name: name, grant: rules(lanRule("api.test")), req: Request{URL: u}, invalid: true, hits: none})
+		cases = append(cases, tc{name: "URL " + u, grant: rules(lanRule("api.test")), req: Request{URL: u}, invalid: true, hits: none})
 	}
+	cases = append(cases, tc{name: "URL longer than 8 KiB", grant: rules(lanRule("api.test")),
+		req: Request{URL: "http://" + strings.Repeat("a", maxURLLen) + ".test/"}, tooLong: true, hits: none})
 	for _, h := range []string{"Host", "Content-Length", "Transfer-Encoding", "Connection", "Proxy-Authorization", "proxy-connection", "Keep-Alive", "Upgrade", "TE", "Trailer"} {
 		cases = append(cases, tc{name: "header " + h, grant: rules(lanRule("api.test")),
 			req: Request{URL: "http://api.test:{port}/", Header: map[string]string{h: "x"}}, invalid: true, hits: none})
 	}
 	for name, hdr := range map[string]map[string]string{
-		"header name with a space":    {"X Bad": "x"},
-		"header name with a colon":    {":authority": "x"},
-		"header value with CRLF":      {"X-Ok": "a\r\nX-Injected: 1"},
-		"header value with NUL":       {"X-Ok": "a\x00"},
-		"header given twice":          {"X-Dup": "1", "x-dup": "2"},
-		"headers over 64 KiB in size": {"X-Big": strings.Repeat("a", maxHeaderBytes)},
+		"header name with a space": {"X Bad": "x"},
+		"header name with a colon": {":authority": "x"},
+		"header value with CRLF":   {"X-Ok": "a\r\nX-Injected: 1"},
+		"header value with NUL":    {"X-Ok": "a\x00"},
+		"header given twice":       {"X-Dup": "1", "x-dup": "2"},
 	} {
 		cases = append(cases, tc{name: name, grant: rules(lanRule("api.test")),
 			req: Request{URL: "http://api.test:{port}/", Header: hdr}, invalid: true, hits: none})
 	}
+	cases = append(cases, tc{name: "headers over 64 KiB in size", grant: rules(lanRule("api.test")),
+		req: Request{URL: "http://api.test:{port}/", Header: map[string]string{"X-Big": strings.Repeat("a", maxHeaderBytes)}}, tooLong: true, hits: none})
 	for _, m := range []string{"TRACE", "CONNECT", "GE T", "GET\r\n"} {
 		cases = append(cases, tc{name: "method " + strconv.Quote(m), grant: rules(lanRule("api.test", m)),
 			req: Request{Method: m, URL: "http://api.test:{port}/"}, invalid: true, hits: none})
@@ -901,54 +907,74 @@ func TestDialerChecks(t *testing.T) {
 	}
 }
 
-func TestValidate(t *testing.T) {
-	good := Grant{
-		Rules: []Rule{
-			{Host: "api.example.com", Methods: []string{"GET", "POST"}},
-			{Host: "*.example.com", Ports: []int{8443}, Schemes: []string{"http", "https"}},
-			{Host: "10.0.0.5", AllowPrivate: true},
-			{Host: "::1"},
-		},
-		Secrets: map[string]Secret{"k": {Value: secretValue, Header: "Authorization", Format: "Bearer {}", Hosts: []string{"api.example.com"}}},
+// TestRuleAndSecretCheck: what Check refuses is what NewClient cannot use,
+// because both go through parseRule and Secret.problem.
+func TestRuleAndSecretCheck(t *testing.T) {
+	for _, r := range []Rule{
+		{Host: "api.example.com", Methods: []string{"GET", "POST"}},
+		{Host: "*.example.com", Ports: []int{8443}, Schemes: []string{"http", "https"}},
+		{Host: "10.0.0.5", AllowPrivate: true},
+		{Host: "::1"},
+	} {
+		if err := r.Check(); err != nil {
+			t.Errorf("%+v: %v", r, err)
+		}
 	}
-	if err := good.Validate(); err != nil {
+	for want, r := range map[string]Rule{
+		`host pattern "api.example.com:443"`:                    {Host: "api.example.com:443"},
+		`host pattern "*"`:                                      {Host: "*"},
+		`host pattern "https://api.example.com"`:                {Host: "https://api.example.com"},
+		`host pattern "*.Wild.TEST": write it in lower case`:    {Host: "*.Wild.TEST"},
+		`host ok.test: port 0 is not a port`:                    {Host: "ok.test", Ports: []int{0}},
+		`host ok.test: method "GE T" is not an HTTP method`:     {Host: "ok.test", Methods: []string{"GE T"}},
+		`host ok.test: method "get" must be written in upper`:   {Host: "ok.test", Methods: []string{"get"}},
+		`host ok.test: method TRACE is not supported`:           {Host: "ok.test", Methods: []string{"TRACE"}},
+		`host ok.test: scheme "ftp" is not supported`:           {Host: "ok.test", Schemes: []string{"ftp"}},
+		`host ok.test: scheme "HTTPS" must be written in lower`: {Host: "ok.test", Schemes: []string{"HTTPS"}},
+	} {
+		err := r.Check()
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%+v: Check = %v; want %q", r, err, want)
+		}
+		// What Check refuses matches nothing.
+		c := NewClient(Grant{Rules: []Rule{r}}, Limits{}, names)
+		if len(c.rules) != 0 {
+			t.Errorf("%+v: a rule Check refuses is in use", r)
+		}
+	}
+
+	good := Secret{Value: secretValue, Header: "Authorization", Format: "Bearer {}", Hosts: []string{"api.example.com", "*.example.com"}}
+	if err := good.Check(); err != nil {
 		t.Fatal(err)
 	}
-	bad := Grant{
-		Rules: []Rule{
-			{Host: "api.example.com:443"},
-			{Host: "*"},
-			{Host: "https://api.example.com"},
-			{Host: "ok.test", Ports: []int{0}, Methods: []string{"GE T"}, Schemes: []string{"ftp"}},
-		},
-		Secrets: map[string]Secret{
-			"empty":    {Header: "Authorization", Hosts: []string{"a.test"}},
-			"header":   {Value: secretValue, Header: "Host", Hosts: []string{"a.test"}},
-			"format":   {Value: secretValue, Header: "X-Key", Format: "Bearer", Hosts: []string{"a.test"}},
-			"newline":  {Value: secretValue + "\n", Header: "X-Key", Hosts: []string{"a.test"}},
-			"no-hosts": {Value: secretValue, Header: "X-Key"},
-			"bad-host": {Value: secretValue, Header: "X-Key", Hosts: []string{"a.test:80"}},
-		},
-	}
-	err := bad.Validate()
-	record(nil, err)
-	if err == nil {
-		t.Fatal("a bad grant passed")
-	}
-	for _, want := range []string{
-		`http rule 1: host pattern "api.example.com:443"`,
-		`http rule 2: host pattern "*"`,
-		`http rule 3: host pattern "https://api.example.com"`,
-		`port 0 is not a port`, `method "GE T"`, `scheme "ftp"`,
-		`secret "empty": its value is empty`,
-		`secret "header": header Host is set by the host`,
-		`secret "format": its format has no {}`,
-		`secret "newline": its value or format holds control characters`,
-		`secret "no-hosts": it names no hosts`,
-		`secret "bad-host": host pattern "a.test:80"`,
+	for want, s := range map[string]Secret{
+		"it names no header":                  {Header: "", Hosts: []string{"a.test"}},
+		`header "X Key" is not a header name`: {Header: "X Key", Hosts: []string{"a.test"}},
+		"header Host is set by the host":      {Header: "host", Hosts: []string{"a.test"}},
+		`format "Bearer" has no {}`:           {Header: "X-Key", Format: "Bearer", Hosts: []string{"a.test"}},
+		"its format holds control characters": {Header: "X-Key", Format: "{}\r\nX-Injected: 1", Hosts: []string{"a.test"}},
+		"it names no hosts":                   {Header: "X-Key"},
+		`host pattern "a.test:80"`:            {Header: "X-Key", Hosts: []string{"a.test", "a.test:80"}},
 	} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("Validate's error lacks %q:\n%v", want, err)
+		// Check never looks at the value, which the policy does not hold
+		// when it loads; its errors could not show it either.
+		s.Value = secretValue
+		err := s.Check()
+		record(nil, err)
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), secretValue) {
+			t.Errorf("%+v: Check = %v; want %q", s, err, want)
+		}
+	}
+	for want, value := range map[string]string{"its value is empty": "", "its value holds control characters": secretValue + "\n"} {
+		s := good
+		s.Value = value
+		if err := s.Check(); err != nil {
+			t.Errorf("Check looked at the value: %v", err)
+		}
+		err := s.problem()
+		record(nil, err)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("problem = %v; want %q", err, want)
 		}
 	}
 }

@@ -1,87 +1,24 @@
 package egress
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/wasmcp/wasmcp/internal/netrule"
 )
-
-// pattern is a parsed host pattern: a name, "*." and a name, or an IP.
-type pattern struct {
-	name     string // lower case; for a wildcard, the part after "*."
-	wildcard bool
-	ip       netip.Addr // set for an IP literal
-}
-
-// parsePattern parses Rule.Host and Secret.Hosts syntax.
-func parsePattern(s string) (pattern, error) {
-	s = strings.ToLower(strings.TrimSpace(s))
-	if a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")); err == nil {
-		if a.Zone() != "" {
-			return pattern{}, fmt.Errorf("host pattern %q: an address with a zone is not supported", s)
-		}
-		return pattern{ip: a.Unmap()}, nil
-	}
-	name, wildcard := strings.CutPrefix(s, "*.")
-	if err := checkName(name); err != nil {
-		return pattern{}, fmt.Errorf("host pattern %q: %v (give a host name, *. and a host name, or an IP address, without a port)", s, err)
-	}
-	return pattern{name: name, wildcard: wildcard}, nil
-}
-
-// match reports whether the pattern covers the target's host.
-func (p pattern) match(t *target) bool {
-	switch {
-	case p.ip.IsValid():
-		return t.ip.IsValid() && t.ip.Unmap() == p.ip
-	case t.ip.IsValid() || p.name == "":
-		return false
-	case p.wildcard:
-		return strings.HasSuffix(t.host, "."+p.name)
-	default:
-		return t.host == p.name
-	}
-}
-
-// checkName accepts a lower-case DNS name: labels of letters, digits, '-'
-// and '_', no trailing dot, and a last label that is not a number (which
-// URL parsers and C resolvers read as an IPv4 address: "127.1",
-// "2130706433", "0x7f.1").
-func checkName(name string) error {
-	if name == "" || len(name) > 253 {
-		return errors.New("not a host name")
-	}
-	labels := strings.Split(name, ".")
-	for _, l := range labels {
-		if l == "" || len(l) > 63 {
-			return errors.New("not a host name")
-		}
-		for _, r := range l {
-			if !('a' <= r && r <= 'z' || '0' <= r && r <= '9' || r == '-' || r == '_') {
-				return errors.New("not a host name")
-			}
-		}
-	}
-	last := labels[len(labels)-1]
-	if strings.Trim(last, "0123456789") == "" || strings.HasPrefix(last, "0x") && strings.Trim(last[2:], "0123456789abcdef") == "" {
-		return errors.New("neither a host name nor an IP address")
-	}
-	return nil
-}
 
 // target is a checked, normalised request URL.
 type target struct {
 	u      *url.URL
-	scheme string     // "http" or "https"
-	host   string     // lower-case name, or the IP in canonical form
-	ip     netip.Addr // set when the host is an IP literal
+	scheme string       // "http" or "https"
+	h      netrule.Host // what rules are matched against
+	host   string       // h as a string: a lower-case name, or the IP in canonical form
 	port   int
 }
 
@@ -103,31 +40,28 @@ func checkURL(u *url.URL) (*target, error) {
 		return nil, invalidf("URL must not carry a user name or password")
 	}
 	scheme := strings.ToLower(u.Scheme)
-	if scheme != "http" && scheme != "https" {
-		return nil, invalidf("scheme %q is not supported: only http and https are", u.Scheme)
+	if err := netrule.CheckScheme(scheme); err != nil {
+		return nil, invalidf("%v", err)
 	}
-	t := &target{scheme: scheme, host: strings.ToLower(u.Hostname())}
-	if a, err := netip.ParseAddr(t.host); err == nil {
-		if a.Zone() != "" {
-			return nil, invalidf("host %q: an address with a zone is not supported", t.host)
-		}
-		t.ip, t.host = a, a.String()
-	} else if err := checkName(t.host); err != nil {
-		return nil, invalidf("host %q: %v", t.host, err)
+	h, err := netrule.ParseHost(strings.ToLower(u.Hostname()))
+	if err != nil {
+		return nil, invalidf("host %q: %v", u.Hostname(), err)
 	}
+	t := &target{scheme: scheme, h: h, host: h.String(), port: defaultPort(scheme)}
 	if p := u.Port(); p != "" {
 		n, err := strconv.Atoi(p)
-		if err != nil || n < 1 || n > 65535 {
-			return nil, invalidf("port %q is not valid", p)
+		if err == nil {
+			err = netrule.CheckPort(n)
+		}
+		if err != nil {
+			return nil, invalidf("port %q is not a port (1 to 65535)", p)
 		}
 		t.port = n
-	} else {
-		t.port = defaultPort(scheme)
 	}
 	nu := *u
 	nu.Scheme, nu.User, nu.Fragment, nu.RawFragment = scheme, nil, "", ""
 	nu.Host = t.host
-	if t.ip.Is6() {
+	if h.IP().Is6() {
 		nu.Host = "[" + t.host + "]"
 	}
 	if u.Port() != "" {
@@ -144,17 +78,19 @@ func defaultPort(scheme string) int {
 	return 443
 }
 
-// checkMethod validates and upper-cases a method; empty means GET.
+// checkMethod validates and upper-cases a method; empty means GET. The
+// token is checked before upper-casing, which is ASCII-only for one, so
+// that no other character turns into a letter of a method.
 func checkMethod(m string) (string, error) {
 	if m == "" {
 		return http.MethodGet, nil
 	}
-	if !validToken(m) || len(m) > 32 {
-		return "", invalidf("method %q is not valid", m)
+	if !netrule.IsToken(m) {
+		return "", invalidf("method %q is not an HTTP method", m)
 	}
 	m = strings.ToUpper(m)
-	if m == http.MethodConnect || m == http.MethodTrace {
-		return "", invalidf("method %s is not supported", m)
+	if err := netrule.CheckMethod(m); err != nil {
+		return "", invalidf("%v", err)
 	}
 	return m, nil
 }
@@ -196,7 +132,7 @@ func guestHeaders(h map[string]string, secretName, secretHeader string, carriesS
 	size := 0
 	for _, name := range slices.Sorted(maps.Keys(h)) {
 		v := h[name]
-		if !validToken(name) {
+		if !netrule.IsToken(name) {
 			return nil, invalidf("header name %q is not valid", name)
 		}
 		canon := http.CanonicalHeaderKey(name)
@@ -214,28 +150,11 @@ func guestHeaders(h map[string]string, secretName, secretHeader string, carriesS
 		}
 		size += len(name) + len(v) + 4
 		if size > maxHeaderBytes {
-			return nil, invalidf("headers are longer than %d bytes", maxHeaderBytes)
+			return nil, tooLongf("headers are longer than %d bytes", maxHeaderBytes)
 		}
 		out[canon] = []string{v}
 	}
 	return out, nil
-}
-
-// validToken reports whether s is an RFC 9110 token (header names, methods).
-func validToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // validHeaderValue rejects control characters other than tab: CR and LF

@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/internal/egress"
+	"github.com/wasmcp/wasmcp/internal/netrule"
 )
 
 // Policy is a parsed policy file.
@@ -134,44 +136,56 @@ func decodeStrict(n *yaml.Node, v any) error {
 }
 
 func (m *Module) check() error {
-	all := []*Grants{&m.Grants}
-	for _, g := range m.Tools {
-		if g != nil {
-			all = append(all, g)
-		}
+	if err := m.Grants.check(); err != nil {
+		return err
 	}
-	for _, g := range all {
-		for guest, d := range g.Dirs {
-			if err := abi.CheckGuestPath(guest); err != nil {
-				return fmt.Errorf("dirs: %w", err)
-			}
-			if !filepath.IsAbs(d.Host) {
-				return fmt.Errorf("dirs %s: host path %q must be absolute", guest, d.Host)
-			}
-		}
-		for _, h := range g.HTTP {
-			if err := abi.CheckHostPattern(h.Host); err != nil {
-				return fmt.Errorf("http: %w", err)
-			}
-		}
-		for name, s := range g.Secrets {
-			if (s.From == "") == (s.File == "") {
-				return fmt.Errorf("secrets %s: give exactly one of from (an environment variable) and file", name)
-			}
-			if s.Header == "" || len(s.Hosts) == 0 {
-				return fmt.Errorf("secrets %s: header and hosts are required: a secret is only ever sent in a header, to named hosts", name)
-			}
-			for _, h := range s.Hosts {
-				if err := abi.CheckHostPattern(h); err != nil {
-					return fmt.Errorf("secrets %s: %w", name, err)
-				}
-			}
-			if s.Format != "" && !strings.Contains(s.Format, "{}") {
-				return fmt.Errorf("secrets %s: format %q must contain {} where the value goes", name, s.Format)
+	for _, name := range slices.Sorted(maps.Keys(m.Tools)) {
+		if g := m.Tools[name]; g != nil {
+			if err := g.check(); err != nil {
+				return fmt.Errorf("tools.%s: %w", name, err)
 			}
 		}
 	}
 	return nil
+}
+
+// check refuses what a call could not be given: above all an HTTP rule or
+// a secret that egress could not use, checked by egress itself, so that
+// no grant is dropped unnoticed when a call runs.
+func (g *Grants) check() error {
+	for _, guest := range slices.Sorted(maps.Keys(g.Dirs)) {
+		if err := abi.CheckGuestPath(guest); err != nil {
+			return fmt.Errorf("dirs: %w", err)
+		}
+		if d := g.Dirs[guest]; !filepath.IsAbs(d.Host) {
+			return fmt.Errorf("dirs %s: host path %q must be absolute", guest, d.Host)
+		}
+	}
+	for i, h := range g.HTTP {
+		if err := h.rule().Check(); err != nil {
+			return fmt.Errorf("http rule %d: %w", i+1, err)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(g.Secrets)) {
+		s := g.Secrets[name]
+		if (s.From == "") == (s.File == "") {
+			return fmt.Errorf("secrets %s: give exactly one of from (an environment variable) and file", name)
+		}
+		if err := s.secret("").Check(); err != nil {
+			return fmt.Errorf("secrets %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// rule is the egress rule the grant stands for.
+func (h HTTPGrant) rule() egress.Rule {
+	return egress.Rule{Host: h.Host, Methods: h.Methods, Ports: h.Ports, Schemes: h.Schemes, AllowPrivate: h.AllowPrivate}
+}
+
+// secret is the egress secret the grant stands for, with its value.
+func (s SecretGrant) secret(value string) egress.Secret {
+	return egress.Secret{Value: value, Header: s.Header, Format: s.Format, Hosts: s.Hosts}
 }
 
 // Mount is a directory a call gets.
@@ -244,9 +258,13 @@ func (p *Policy) For(stem, sha256, tool string, asked *abi.Permissions, lookupEn
 		eff.Mounts = append(eff.Mounts, Mount{Host: grant.Host, Guest: d.Guest, Write: write})
 	}
 	for _, h := range asked.HTTP {
+		// Both patterns were checked when they loaded; one that was not
+		// parses to the zero Pattern, which intersects nothing.
+		askedHost, _ := netrule.ParsePattern(h.Host)
 		found := false
 		for _, grant := range g.HTTP {
-			host, ok := intersectHosts(h.Host, grant.Host)
+			grantedHost, _ := netrule.ParsePattern(grant.Host)
+			host, ok := netrule.Intersect(askedHost, grantedHost)
 			if !ok {
 				continue
 			}
@@ -255,12 +273,12 @@ func (p *Policy) For(stem, sha256, tool string, asked *abi.Permissions, lookupEn
 				continue
 			}
 			found = true
-			eff.HTTP.Rules = append(eff.HTTP.Rules, egress.Rule{
-				Host: host, Methods: methods, Ports: grant.Ports, Schemes: grant.Schemes, AllowPrivate: grant.AllowPrivate,
-			})
+			r := grant.rule()
+			r.Host, r.Methods = host.String(), methods
+			eff.HTTP.Rules = append(eff.HTTP.Rules, r)
 		}
 		if !found {
-			eff.Missing = append(eff.Missing, fmt.Sprintf("http host %s (%s): grant it under %s.http", h.Host, strings.Join(defaultMethods(h.Methods), ", "), where))
+			eff.Missing = append(eff.Missing, fmt.Sprintf("http host %s (%s): grant it under %s.http", h.Host, strings.Join(netrule.MethodsOrDefault(h.Methods), ", "), where))
 		}
 	}
 	for _, name := range asked.Secrets {
@@ -274,7 +292,7 @@ func (p *Policy) For(stem, sha256, tool string, asked *abi.Permissions, lookupEn
 			eff.Missing = append(eff.Missing, fmt.Sprintf("secret %s: %v", name, err))
 			continue
 		}
-		eff.HTTP.Secrets[name] = egress.Secret{Value: value, Header: s.Header, Format: s.Format, Hosts: s.Hosts}
+		eff.HTTP.Secrets[name] = s.secret(value)
 	}
 	return eff
 }
@@ -317,40 +335,10 @@ func merge(a, b Grants) Grants {
 	return out
 }
 
-// intersectHosts returns the narrower of two host patterns when one covers
-// the other.
-func intersectHosts(asked, granted string) (string, bool) {
-	switch {
-	case asked == granted:
-		return asked, true
-	case covers(asked, granted):
-		return granted, true
-	case covers(granted, asked):
-		return asked, true
-	}
-	return "", false
-}
-
-// covers reports whether pattern matches every host that other does.
-func covers(pattern, other string) bool {
-	base, ok := strings.CutPrefix(pattern, "*.")
-	if !ok {
-		return false
-	}
-	return strings.HasSuffix(strings.TrimPrefix(other, "*."), "."+base)
-}
-
-func defaultMethods(m []string) []string {
-	if len(m) == 0 {
-		return []string{"GET", "HEAD"}
-	}
-	return m
-}
-
 func intersectMethods(asked, granted []string) []string {
 	var out []string
-	for _, m := range defaultMethods(asked) {
-		if slices.Contains(defaultMethods(granted), m) {
+	for _, m := range netrule.MethodsOrDefault(asked) {
+		if slices.Contains(netrule.MethodsOrDefault(granted), m) {
 			out = append(out, m)
 		}
 	}

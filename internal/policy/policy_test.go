@@ -108,18 +108,44 @@ func TestGrantsArePinnedToTheModule(t *testing.T) {
 
 func TestLoadRefuses(t *testing.T) {
 	for name, src := range map[string]string{
-		"unknown key":          "modules:\n  m:\n    sha256: x\n    envs: {A: b}\n",
-		"relative dir":         "modules:\n  m:\n    dirs:\n      /d: {host: relative}\n",
-		"bad guest path":       "modules:\n  m:\n    dirs:\n      d: {host: /x}\n",
-		"bad host":             "modules:\n  m:\n    http:\n      - host: \"http://x\"\n",
-		"secret without hosts": "modules:\n  m:\n    secrets:\n      k: {from: K, header: Authorization}\n",
-		"secret two sources":   "modules:\n  m:\n    secrets:\n      k: {from: K, file: /f, header: A, hosts: [a.test]}\n",
-		"not yaml":             "modules: [",
+		"unknown key":        "modules:\n  m:\n    sha256: x\n    envs: {A: b}\n",
+		"relative dir":       "modules:\n  m:\n    dirs:\n      /d: {host: relative}\n",
+		"bad guest path":     "modules:\n  m:\n    dirs:\n      d: {host: /x}\n",
+		"secret two sources": "modules:\n  m:\n    secrets:\n      k: {from: K, file: /f, header: A, hosts: [a.test]}\n",
+		"not yaml":           "modules: [",
 	} {
 		path := filepath.Join(t.TempDir(), "p.yaml")
 		os.WriteFile(path, []byte(src), 0o600)
 		if _, err := Load(path); err == nil {
 			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// TestLoadRefusesWhatEgressCannotUse: an HTTP rule or a secret that egress
+// could not use is refused when the policy loads, by egress's own checks,
+// and the error names the rule; none is dropped when a call runs.
+func TestLoadRefusesWhatEgressCannotUse(t *testing.T) {
+	for want, src := range map[string]string{
+		`module m: http rule 1: host pattern "http://x"`:                                         "http:\n      - host: \"http://x\"\n",
+		`module m: http rule 2: host pattern "127.1": its last label "1" is a number`:            "http:\n      - host: a.test\n      - host: \"127.1\"\n",
+		`module m: http rule 1: host pattern "API.test": write it in lower case`:                 "http:\n      - host: API.test\n",
+		`module m: http rule 1: host a.test: method "get" must be written in upper case, as GET`: "http:\n      - {host: a.test, methods: [get]}\n",
+		`module m: http rule 1: host a.test: method TRACE is not supported`:                      "http:\n      - {host: a.test, methods: [TRACE]}\n",
+		`module m: http rule 1: host a.test: port 0 is not a port`:                               "http:\n      - {host: a.test, ports: [0]}\n",
+		`module m: http rule 1: host a.test: scheme "ftp" is not supported`:                      "http:\n      - {host: a.test, schemes: [ftp]}\n",
+		`module m: tools.t: http rule 1: host pattern "*.10.0.0.1"`:                              "tools:\n      t:\n        http:\n          - host: \"*.10.0.0.1\"\n",
+		`module m: secrets k: it names no hosts`:                                                 "secrets:\n      k: {from: K, header: Authorization}\n",
+		`module m: secrets k: it names no header`:                                                "secrets:\n      k: {from: K, hosts: [a.test]}\n",
+		`module m: secrets k: header Content-Length is set by the host`:                          "secrets:\n      k: {from: K, header: content-length, hosts: [a.test]}\n",
+		`module m: secrets k: format "Bearer" has no {}`:                                         "secrets:\n      k: {from: K, header: Authorization, format: Bearer, hosts: [a.test]}\n",
+		`module m: secrets k: host pattern "a.test:443"`:                                         "secrets:\n      k: {from: K, header: Authorization, hosts: [a.test, \"a.test:443\"]}\n",
+	} {
+		path := filepath.Join(t.TempDir(), "p.yaml")
+		os.WriteFile(path, []byte("modules:\n  m:\n    "+src), 0o600)
+		_, err := Load(path)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Load = %v; want an error saying %q", err, want)
 		}
 	}
 }

@@ -76,18 +76,12 @@ func (st *runState) httpRequest(ctx context.Context, mem guestMemory, ptr, n, le
 		return st.answer(mem, lenPtr, abi.ErrDenied, httpAnswer{Error: msg})
 	}
 	resp, err := st.http.Do(ctx, egress.Request{Method: req.Method, URL: req.URL, Header: req.Headers, Body: body, Secret: req.Secret})
-	var denied *egress.Denied
-	var limit *egress.LimitError
-	switch {
-	case errors.As(err, &denied):
-		st.denials = append(st.denials, denied.Permission)
-		return st.answer(mem, lenPtr, abi.ErrDenied, httpAnswer{Error: err.Error()})
-	case errors.As(err, &limit):
-		return st.answer(mem, lenPtr, abi.ErrLimit, httpAnswer{Error: err.Error()})
-	case errors.Is(err, egress.ErrInvalid):
-		return st.answer(mem, lenPtr, abi.ErrInvalid, httpAnswer{Error: err.Error()})
-	case err != nil:
-		return st.answer(mem, lenPtr, abi.ErrNetwork, httpAnswer{Error: err.Error()})
+	if err != nil {
+		var denied *egress.Denied
+		if errors.As(err, &denied) {
+			st.denials = append(st.denials, denied.Permission)
+		}
+		return st.answer(mem, lenPtr, httpCode(err), httpAnswer{Error: err.Error()})
 	}
 	a := httpAnswer{Status: resp.Status, Headers: resp.Header}
 	if utf8.Valid(resp.Body) {
@@ -98,6 +92,27 @@ func (st *runState) httpRequest(ctx context.Context, mem guestMemory, ptr, n, le
 		a.BodyBase64 = &s
 	}
 	return st.answer(mem, lenPtr, abi.Ok, a)
+}
+
+// httpCode is the result code of a request egress did not complete: each
+// kind of its errors is one code of docs/abi.md. An allowance of the call
+// used up is ErrLimit; a limit on one request's size is ErrTooLong; a
+// response the host will not hand over, too large or redirected too often,
+// is ErrNetwork, like one that never came.
+func httpCode(err error) int32 {
+	var denied *egress.Denied
+	var limit *egress.LimitError
+	switch {
+	case errors.As(err, &denied):
+		return abi.ErrDenied
+	case errors.As(err, &limit):
+		return abi.ErrLimit
+	case errors.Is(err, egress.ErrInvalid):
+		return abi.ErrInvalid
+	case errors.Is(err, egress.ErrTooLong):
+		return abi.ErrTooLong
+	}
+	return abi.ErrNetwork
 }
 
 // answer stores the answer for http_response and writes its length.

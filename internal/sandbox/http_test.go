@@ -3,13 +3,19 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 
+	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/internal/egress"
 )
 
@@ -67,6 +73,74 @@ func TestHTTPRequestsGoThroughTheDoer(t *testing.T) {
 		if got, _ := run(bad, fake); got[0] != '2' || !strings.Contains(got, "error") {
 			t.Errorf("request %s: %s; want code 2 with an error", bad, got)
 		}
+	}
+}
+
+// TestHTTPResultCodes runs the guest's requests through a real egress
+// client: each kind of failure gets the code docs/abi.md gives it. Above
+// all, a response over the size limit is a failed request (network), not
+// an allowance of the call used up (limit).
+func TestHTTPResultCodes(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/ok", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
+	mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) { w.Write(make([]byte, 2000)) })
+	mux.HandleFunc("/loop", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/loop", http.StatusFound) })
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	p, _ := strconv.Atoi(port)
+	grant := egress.Grant{Rules: []egress.Rule{{Host: "127.0.0.1", Ports: []int{p, 1}, Schemes: []string{"http"}, Methods: []string{"GET", "POST"}, AllowPrivate: true}}}
+	base := egress.Limits{MaxResponseBody: 1000, MaxRequestBody: 10, MaxRedirects: 2}
+
+	e := newEngine(t)
+	c := compile(t, e, "httpcall")
+	for _, tc := range []struct {
+		name   string
+		limits egress.Limits
+		before string // a request made first by the same call's client
+		req    string
+		code   int32
+		says   string
+	}{
+		{name: "an answer", req: `{"url":"{base}/ok"}`, code: abi.Ok, says: `"status":200`},
+		{name: "a response over the size limit", req: `{"url":"{base}/big"}`, code: abi.ErrNetwork,
+			says: "response body is over the limit (1000 bytes)"},
+		{name: "too many redirects", req: `{"url":"{base}/loop"}`, code: abi.ErrNetwork, says: "redirect limit (2) reached"},
+		{name: "no answer", req: `{"url":"http://127.0.0.1:1/"}`, code: abi.ErrNetwork, says: "dial tcp 127.0.0.1:1"},
+		{name: "a port not granted", req: `{"url":"http://127.0.0.1:2/"}`, code: abi.ErrDenied, says: "port 2"},
+		{name: "a request body over the size limit", req: `{"method":"POST","url":"{base}/ok","body":"0123456789a"}`, code: abi.ErrTooLong,
+			says: "request body of 11 bytes is over the limit (10 bytes)"},
+		{name: "the call's requests used up", limits: egress.Limits{MaxRequests: 1}, before: `{"url":"{base}/ok"}`, req: `{"url":"{base}/ok"}`,
+			code: abi.ErrLimit, says: "request count limit (1) reached for this call"},
+		{name: "the call's bytes used up", limits: egress.Limits{MaxResponseBody: 4000, MaxTotalBytes: 1500}, req: `{"url":"{base}/big"}`,
+			code: abi.ErrLimit, says: "total bytes limit (1500) reached for this call"},
+		{name: "a host not granted", req: `{"url":"http://10.0.0.1/"}`, code: abi.ErrDenied, says: `http host \"10.0.0.1\"`},
+		{name: "a malformed request", req: `{"url":"ftp://127.0.0.1/"}`, code: abi.ErrInvalid, says: "only http and https are"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lim := base
+			if tc.limits != (egress.Limits{}) {
+				lim = tc.limits
+			}
+			client := egress.NewClient(grant, lim, nil)
+			call := func(req string) string {
+				req = strings.ReplaceAll(req, "{base}", srv.URL)
+				out := c.Run(context.Background(), Run{Stdin: []byte(req), Limits: small, HTTP: client})
+				if out.Failure != nil {
+					t.Fatalf("run: %+v", out.Failure)
+				}
+				return string(out.Stdout)
+			}
+			if tc.before != "" {
+				if got := call(tc.before); got[0] != '0' {
+					t.Fatalf("the request before: %s", got)
+				}
+			}
+			got := call(tc.req)
+			if got[0] != byte('0'+tc.code) || !strings.Contains(got, tc.says) {
+				t.Errorf("got %s; want code %d saying %q", got, tc.code, tc.says)
+			}
+		})
 	}
 }
 

@@ -1203,6 +1203,7 @@ static const char *http_code_text(int code)
     case WASMCP_FAULT: return "the request is outside the module's memory";
     case WASMCP_INVALID: return "invalid request";
     case WASMCP_TOO_LONG: return "the request is too long";
+    case WASMCP_LIMIT: return "this call's allowance of requests is used up";
     case WASMCP_DENIED: return "the server's policy does not allow this request";
     case WASMCP_NETWORK: return "the request failed";
     default: return NULL;

@@ -58,18 +58,19 @@ enum {
     WASMCP_ERROR, WASMCP_CRITICAL, WASMCP_ALERT, WASMCP_EMERGENCY
 };
 
-/* What the host functions return. Anything but WASMCP_OK means the message
- * was not sent; the tool may carry on regardless. */
+/* What the host functions return (docs/abi.md, "Result codes"). Anything
+ * but WASMCP_OK means the message was not sent or the request got no
+ * answer; the tool may carry on regardless. */
 enum {
-    WASMCP_OK,       /* sent (or filtered out by the client, which is fine) */
-    WASMCP_FAULT,    /* pointer and length outside the module's memory */
-    WASMCP_INVALID,  /* level outside 0-7; NaN or infinite progress; infinite total */
-    WASMCP_ENCODING, /* message is not UTF-8 */
-    WASMCP_TOO_LONG, /* message over WASMCP_MAX_MESSAGE bytes */
-    WASMCP_LIMIT,    /* this call used up its allowance of messages */
-    WASMCP_ORDER,    /* progress did not increase */
-    WASMCP_DENIED,   /* HTTP: the operator's policy does not allow the request */
-    WASMCP_NETWORK   /* HTTP: allowed, but failed (no answer, timeout, too large) */
+    WASMCP_OK = 0,       /* done: sent (or filtered out by the client, which is fine), or answered */
+    WASMCP_FAULT = 1,    /* pointer and length outside the module's memory */
+    WASMCP_INVALID = 2,  /* level outside 0-7; NaN or infinite progress; infinite total; bad request */
+    WASMCP_ENCODING = 3, /* message is not UTF-8 */
+    WASMCP_TOO_LONG = 4, /* message over WASMCP_MAX_MESSAGE bytes; request over a size limit */
+    WASMCP_LIMIT = 5,    /* this call used up an allowance: of messages, or of requests or their bytes */
+    WASMCP_ORDER = 6,    /* progress did not increase */
+    WASMCP_DENIED = 7,   /* HTTP: the operator's policy does not allow the request */
+    WASMCP_NETWORK = 8   /* HTTP: allowed, but failed (no answer, timeout, too large, redirects) */
 };
 
 #define WASMCP_MAX_MESSAGE 8192
@@ -139,7 +140,8 @@ typedef struct {
  * err (err_size bytes, cut at a character boundary; err may be NULL):
  * WASMCP_DENIED names what the policy lacks, WASMCP_NETWORK says what
  * failed, WASMCP_INVALID and WASMCP_TOO_LONG are a bad or oversized
- * request. -1 means the host's answer was unreadable. On failure *resp is
+ * request, WASMCP_LIMIT says the call has used up its requests or their
+ * bytes. -1 means the host's answer was unreadable. On failure *resp is
  * left empty, and wasmcp_http_free on it is harmless. */
 int wasmcp_http(const wasmcp_http_request *req, wasmcp_http_response *resp, char *err,
                 size_t err_size);

@@ -25,19 +25,34 @@ const (
 // rather than lose them.
 const maxMessage = 8 << 10
 
+// Results of the host functions (docs/abi.md, "Result codes"). They are
+// the constants of the same names in wasmcp's package abi, which this
+// package cannot import: `wasmcp new` copies it into a module of its own.
+const (
+	Ok          int32 = 0 // done as asked
+	ErrFault    int32 = 1 // a pointer and length outside the module's memory
+	ErrInvalid  int32 = 2 // a bad argument, or a malformed request
+	ErrEncoding int32 = 3 // a message that is not UTF-8
+	ErrTooLong  int32 = 4 // a message or request over its size limit
+	ErrLimit    int32 = 5 // the call has used up an allowance
+	ErrOrder    int32 = 6 // progress that did not increase
+	ErrDenied   int32 = 7 // not granted by the operator's policy
+	ErrNetwork  int32 = 8 // a request that was allowed but failed
+)
+
 // HostError is a refusal from a wasmcp host function. The message was not
 // sent; the tool may go on.
 type HostError struct{ Code int32 }
 
 var hostErrors = map[int32]string{
-	1: "message outside the module's memory",
-	2: "invalid level, progress or total",
-	3: "message is not UTF-8",
-	4: "message too long",
-	5: "this call's allowance of messages is used up",
-	6: "progress did not increase",
-	7: "the server's policy does not allow this",
-	8: "the request failed",
+	ErrFault:    "message outside the module's memory",
+	ErrInvalid:  "invalid level, progress or total",
+	ErrEncoding: "message is not UTF-8",
+	ErrTooLong:  "message too long",
+	ErrLimit:    "this call's allowance is used up",
+	ErrOrder:    "progress did not increase",
+	ErrDenied:   "the server's policy does not allow this",
+	ErrNetwork:  "the request failed",
 }
 
 func (e *HostError) Error() string {
@@ -48,7 +63,7 @@ func (e *HostError) Error() string {
 }
 
 func hostResult(code int32) error {
-	if code == 0 {
+	if code == Ok {
 		return nil
 	}
 	return &HostError{Code: code}

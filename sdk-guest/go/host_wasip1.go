@@ -34,7 +34,7 @@ var (
 			return code, nil
 		}
 		buf := make([]byte, n)
-		if rc := wasmcpHTTPResponse(unsafe.Pointer(unsafe.SliceData(buf)), n); rc != 0 {
+		if rc := wasmcpHTTPResponse(unsafe.Pointer(unsafe.SliceData(buf)), n); rc != Ok {
 			return rc, nil
 		}
 		return code, buf

@@ -37,7 +37,7 @@ type HTTPError struct {
 func (e *HTTPError) Error() string { return e.Message }
 
 // wireRequest and wireAnswer are the JSON of docs/abi.md's http_request.
-// host/sandbox has its own copy on purpose: this package must build with
+// internal/sandbox has its own copy on purpose: this package must build with
 // nothing but the standard library, since `wasmcp new` copies it into
 // folders outside this module.
 type wireRequest struct {
@@ -79,15 +79,15 @@ func Fetch(req Request) (*Response, error) {
 	}
 	code, answer := hostHTTP(data)
 	var a wireAnswer
-	if err := json.Unmarshal(answer, &a); err != nil && code == 0 {
+	if err := json.Unmarshal(answer, &a); err != nil && code == Ok {
 		return nil, fmt.Errorf("wasmcp host: unreadable http answer: %v", err)
 	}
-	if code != 0 {
+	if code != Ok {
 		msg := a.Error
 		if msg == "" {
 			msg = (&HostError{Code: code}).Error()
 		}
-		return nil, &HTTPError{Denied: code == 7, Message: msg}
+		return nil, &HTTPError{Denied: code == ErrDenied, Message: msg}
 	}
 	resp := &Response{Status: a.Status, Headers: a.Headers}
 	switch {

@@ -62,13 +62,40 @@ export enum Level {
   Emergency = 7,
 }
 
-// The host refuses longer messages (code 4); cutting keeps the useful start.
+/**
+ * What the host functions return (docs/abi.md, "Result codes"): Ok, or why
+ * the message was not sent or the request got no answer. The values are
+ * those of the constants of wasmcp's Go package abi.
+ */
+export enum Code {
+  /** Done as asked: the message was accepted, or the request answered. */
+  Ok = 0,
+  /** A pointer and length outside the module's memory. */
+  Fault = 1,
+  /** A bad argument (level, progress, total), or a malformed request. */
+  Invalid = 2,
+  /** A message that is not UTF-8. */
+  Encoding = 3,
+  /** A message or a request over its size limit. */
+  TooLong = 4,
+  /** The call has used up an allowance: of messages, progress reports, requests or their bytes. */
+  Limit = 5,
+  /** Progress that did not increase. */
+  Order = 6,
+  /** A request the operator's policy does not allow. */
+  Denied = 7,
+  /** A request that was allowed but failed: no answer, a timeout, a response over the size limit, too many redirects. */
+  Network = 8,
+}
+
+// The host refuses longer messages (Code.TooLong); cutting keeps the
+// useful start.
 const MAX_MESSAGE = 8 << 10;
 
 /**
  * Sends msg to the client as an MCP log notification; the client's chosen
- * level decides whether it is shown. Returns the host's code: 0 when
- * accepted, otherwise why not (docs/abi.md); the tool may go on either way.
+ * level decides whether it is shown. Returns the host's Code: Code.Ok when
+ * accepted, otherwise why not; the tool may go on either way.
  * Messages over 8 KiB are cut at a character boundary.
  */
 export function log(level: Level, msg: string): i32 {
@@ -79,7 +106,7 @@ export function log(level: Level, msg: string): i32 {
 /**
  * Reports how far the call has got, when the client asked for progress.
  * progress must grow from one report to the next; total is the value it will
- * reach, or negative when unknown. Returns the host's code, as log does.
+ * reach, or negative when unknown. Returns the host's Code, as log does.
  */
 export function progress(progress: f64, total: f64, msg: string = ""): i32 {
   const buf = message(msg);
@@ -873,10 +900,11 @@ export class HttpResponse {
 }
 
 /**
- * http's result: response when ok. Otherwise code is the host's (7 denied
- * by the operator's policy, 8 network failure or timeout, 2 invalid request,
- * 4 too long; -1 an unreadable answer) and error says what was missing or
- * what failed, in words to pass on with fail().
+ * http's result: response when ok. Otherwise code is the host's (a Code:
+ * Denied by the operator's policy, Network for a failure or a timeout,
+ * Invalid or TooLong for a bad or oversized request, Limit when the call
+ * has used up its requests; -1 for an unreadable answer) and error says
+ * what was missing or what failed, in words to pass on with fail().
  */
 export class HttpResult {
   response: HttpResponse | null = null;
@@ -886,7 +914,7 @@ export class HttpResult {
     return this.response != null;
   }
   get denied(): bool {
-    return this.code == 7;
+    return this.code == Code.Denied;
   }
 }
 
@@ -910,13 +938,13 @@ export function http(method: string, url: string, headers: Map<string, string> |
   if (n == 0) return httpAnswer(code, "");
   const buf = new ArrayBuffer(<i32>n);
   const rc = hostHttpResponse(changetype<usize>(buf), <usize>n);
-  if (rc != 0) {
-    return httpError(rc, rc == 4
+  if (rc != Code.Ok) {
+    return httpError(rc, rc == Code.TooLong
       ? "wasmcp host: the answer did not fit the " + n.toString() + " bytes announced for it"
       : "wasmcp host: taking the answer failed with error " + rc.toString());
   }
   if (invalidUTF8(changetype<usize>(buf), <i32>n) >= 0) {
-    return code == 0 ? httpError(-1, "wasmcp host: unreadable http answer: not UTF-8") : httpAnswer(code, "");
+    return code == Code.Ok ? httpError(-1, "wasmcp host: unreadable http answer: not UTF-8") : httpAnswer(code, "");
   }
   return httpAnswer(code, String.UTF8.decodeUnsafe(changetype<usize>(buf), <usize>n));
 }
@@ -948,7 +976,7 @@ export function httpRequestJSON(method: string, url: string, headers: Map<string
 export function httpAnswer(code: i32, answer: string): HttpResult {
   const p = parseJSON(answer);
   const a = p.ok && p.value!.kind == JSONKind.Object ? p.value : null;
-  if (code != 0) {
+  if (code != Code.Ok) {
     const e = a != null ? a.get("error") : null;
     if (e != null && e.kind == JSONKind.String && e.str.length > 0) return httpError(code, e.str);
     return httpError(code, "wasmcp host: " + httpCodeText(code));
@@ -1007,11 +1035,12 @@ function unreadable(what: string): HttpResult {
 // What a refusal means when the host gave no answer saying so.
 function httpCodeText(code: i32): string {
   switch (code) {
-    case 1: return "the request is outside the module's memory";
-    case 2: return "invalid request";
-    case 4: return "the request is too long";
-    case 7: return "the server's policy does not allow this request";
-    case 8: return "the request failed";
+    case Code.Fault: return "the request is outside the module's memory";
+    case Code.Invalid: return "invalid request";
+    case Code.TooLong: return "the request is too long";
+    case Code.Limit: return "this call's allowance of requests is used up";
+    case Code.Denied: return "the server's policy does not allow this request";
+    case Code.Network: return "the request failed";
     default: return "error " + code.toString();
   }
 }

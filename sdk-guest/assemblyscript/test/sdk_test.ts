@@ -7,7 +7,7 @@
 import {
   args, text, fail, log, progress, toolName, Level,
   parseJSON, quote, JSONWriter, JSONValue, JSONKind, json, MAX_DEPTH,
-  http, httpRequestJSON, httpAnswer, HttpResult,
+  http, httpRequestJSON, httpAnswer, HttpResult, Code,
 } from "../assembly/wasmcp";
 
 let passed = 0;
@@ -291,7 +291,8 @@ function testHttpAnswers(): void {
   eq("denied message", show(r), "err 7 denied http requests to https://x.test/: no grant");
   eq("network", show(httpAnswer(8, "{\"error\":\"dial tcp: i/o timeout\"}")), "err 8 not-denied dial tcp: i/o timeout");
   eq("bare 7", show(httpAnswer(7, "")), "err 7 denied wasmcp host: the server's policy does not allow this request");
-  eq("bare 4", show(httpAnswer(4, "")), "err 4 not-denied wasmcp host: the request is too long");
+  eq("bare 4", show(httpAnswer(Code.TooLong, "")), "err 4 not-denied wasmcp host: the request is too long");
+  eq("bare 5", show(httpAnswer(Code.Limit, "")), "err 5 not-denied wasmcp host: this call's allowance of requests is used up");
   eq("unknown code", show(httpAnswer(42, "")), "err 42 not-denied wasmcp host: error 42");
   eq("truncated error", show(httpAnswer(8, "{\"error\":")), "err 8 not-denied wasmcp host: the request failed");
   eq("error not a string", show(httpAnswer(7, "{\"error\":7}")), "err 7 denied wasmcp host: the server's policy does not allow this request");

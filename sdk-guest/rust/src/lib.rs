@@ -413,20 +413,48 @@ impl Level {
     }
 }
 
+/// What the host functions return (docs/abi.md, "Result codes"): `OK`, or
+/// why the message was not sent or the request got no answer. The values
+/// are those of the constants of wasmcp's Go package `abi`.
+pub mod code {
+    /// Done as asked: the message was accepted, or the request answered.
+    pub const OK: i32 = 0;
+    /// A pointer and length outside the module's memory.
+    pub const FAULT: i32 = 1;
+    /// A bad argument (level, progress, total), or a malformed request.
+    pub const INVALID: i32 = 2;
+    /// A message that is not UTF-8.
+    pub const ENCODING: i32 = 3;
+    /// A message or a request over its size limit.
+    pub const TOO_LONG: i32 = 4;
+    /// The call has used up an allowance: of messages, progress reports,
+    /// requests or their bytes.
+    pub const LIMIT: i32 = 5;
+    /// Progress that did not increase.
+    pub const ORDER: i32 = 6;
+    /// A request the operator's policy does not allow.
+    pub const DENIED: i32 = 7;
+    /// A request that was allowed but failed: no answer, a timeout, a
+    /// response over the size limit, too many redirects.
+    pub const NETWORK: i32 = 8;
+}
+
 /// A refusal from a wasmcp host function: the message was not sent, and the
-/// tool may go on.
+/// tool may go on. It holds one of the [`code`]s.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HostError(pub i32);
 
 impl Display for HostError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let what = match self.0 {
-            1 => "message outside the module's memory",
-            2 => "invalid level, progress or total",
-            3 => "message is not UTF-8",
-            4 => "message too long",
-            5 => "this call's allowance of messages is used up",
-            6 => "progress did not increase",
+            code::FAULT => "message outside the module's memory",
+            code::INVALID => "invalid level, progress or total",
+            code::ENCODING => "message is not UTF-8",
+            code::TOO_LONG => "message too long",
+            code::LIMIT => "this call's allowance is used up",
+            code::ORDER => "progress did not increase",
+            code::DENIED => "the server's policy does not allow this",
+            code::NETWORK => "the request failed",
             n => return write!(f, "wasmcp host: error {}", n),
         };
         write!(f, "wasmcp host: {}", what)
@@ -470,9 +498,9 @@ pub fn try_progress(progress: f64, total: Option<f64>, msg: &str) -> Result<(), 
     ))
 }
 
-fn status(code: i32) -> Result<(), HostError> {
-    match code {
-        0 => Ok(()),
+fn status(c: i32) -> Result<(), HostError> {
+    match c {
+        code::OK => Ok(()),
         n => Err(HostError(n)),
     }
 }
@@ -551,9 +579,6 @@ impl Display for HttpError {
 
 impl std::error::Error for HttpError {}
 
-// The host's codes for HTTP (docs/abi.md).
-const DENIED: i32 = 7;
-
 #[derive(Serialize)]
 struct WireRequest<'a> {
     method: &'a str,
@@ -619,15 +644,15 @@ fn exchange(
     response: impl FnOnce(&mut [u8]) -> i32,
 ) -> (i32, Vec<u8>) {
     let mut n = 0u32;
-    let code = request(req, &mut n);
+    let rc_request = request(req, &mut n);
     if n == 0 {
-        return (code, Vec::new());
+        return (rc_request, Vec::new());
     }
     let mut buf = vec![0u8; n as usize];
     match response(&mut buf) {
-        0 => (code, buf),
+        code::OK => (rc_request, buf),
         rc => {
-            let why = if rc == 4 {
+            let why = if rc == code::TOO_LONG {
                 format!(
                     "wasmcp host: the answer did not fit the {} bytes announced for it",
                     n
@@ -646,20 +671,20 @@ fn exchange(
 // Reads the host's answer. A refusal's message comes from its "error", or
 // from the code when there is none; a success answer is trusted no further
 // than any JSON.
-fn read_answer(code: i32, answer: &[u8]) -> Result<HttpResponse, HttpError> {
+fn read_answer(rc: i32, answer: &[u8]) -> Result<HttpResponse, HttpError> {
     let parsed = serde_json::from_slice::<Value>(answer);
-    if code != 0 {
+    if rc != code::OK {
         let given = match &parsed {
             Ok(v) => v.get("error").and_then(Value::as_str).unwrap_or(""),
             Err(_) => "",
         };
         let message = if given.is_empty() {
-            format!("wasmcp host: {}", http_code_text(code))
+            format!("wasmcp host: {}", http_code_text(rc))
         } else {
             given.to_string()
         };
         return Err(HttpError {
-            denied: code == DENIED,
+            denied: rc == code::DENIED,
             message,
         });
     }
@@ -704,13 +729,14 @@ fn read_answer(code: i32, answer: &[u8]) -> Result<HttpResponse, HttpError> {
 }
 
 // What a refusal means when the host gave no answer saying so.
-fn http_code_text(code: i32) -> String {
-    let what = match code {
-        1 => "the request is outside the module's memory",
-        2 => "invalid request",
-        4 => "the request is too long",
-        DENIED => "the server's policy does not allow this request",
-        8 => "the request failed",
+fn http_code_text(rc: i32) -> String {
+    let what = match rc {
+        code::FAULT => "the request is outside the module's memory",
+        code::INVALID => "invalid request",
+        code::TOO_LONG => "the request is too long",
+        code::LIMIT => "this call's allowance of requests is used up",
+        code::DENIED => "the server's policy does not allow this request",
+        code::NETWORK => "the request failed",
         n => return format!("error {}", n),
     };
     what.to_string()
@@ -823,7 +849,7 @@ mod host {
         HTTP.with(|h| match h.borrow_mut().as_mut() {
             Some(f) => f(req),
             None => (
-                super::DENIED,
+                super::code::DENIED,
                 br#"{"error":"no wasmcp host: HTTP needs the tool to run under wasmcp"}"#.to_vec(),
             ),
         })
@@ -831,7 +857,7 @@ mod host {
 
     pub fn log(level: super::Level, msg: &str) -> i32 {
         eprintln!("[{}] {}", level.name(), msg);
-        0
+        super::code::OK
     }
 
     pub fn progress(progress: f64, total: f64, msg: &str) -> i32 {
@@ -840,7 +866,7 @@ mod host {
         } else {
             eprintln!("[progress {}/{}] {}", progress, total, msg);
         }
-        0
+        super::code::OK
     }
 }
 

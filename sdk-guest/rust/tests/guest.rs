@@ -348,10 +348,21 @@ fn levels_match_the_abi() {
 
 #[test]
 fn host_errors_read_well() {
-    assert_eq!(HostError(4).to_string(), "wasmcp host: message too long");
     assert_eq!(
-        HostError(6).to_string(),
+        HostError(code::TOO_LONG).to_string(),
+        "wasmcp host: message too long"
+    );
+    assert_eq!(
+        HostError(code::ORDER).to_string(),
         "wasmcp host: progress did not increase"
+    );
+    assert_eq!(
+        HostError(code::DENIED).to_string(),
+        "wasmcp host: the server's policy does not allow this"
+    );
+    assert_eq!(
+        HostError(code::NETWORK).to_string(),
+        "wasmcp host: the request failed"
     );
     assert_eq!(HostError(99).to_string(), "wasmcp host: error 99");
 }
