@@ -200,6 +200,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		CacheDir: cfg.CacheDir,
 		Compile:  sandbox.CompileLimits{Timeout: cfg.Compile.Timeout, Memory: cfg.Compile.Memory, Concurrency: cfg.Compile.Concurrency},
 		Worker:   (*sandbox.Worker)(cfg.Worker),
+		Logger:   cfg.Logger,
 	})
 	if err != nil {
 		return nil, err
