@@ -76,6 +76,24 @@ func get(url string) (int, error) {
 	return resp.StatusCode, nil
 }
 
+// waitIdle waits until the server has reported n connections idle.
+func (l *connLimit) waitIdle(n int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for {
+		idle := 0
+		for _, s := range l.conns {
+			if s.state == http.StateIdle {
+				idle++
+			}
+		}
+		if idle >= n {
+			return
+		}
+		l.cond.Wait()
+	}
+}
+
 // keepAlive makes a request on a raw connection and reads the answer,
 // leaving the connection open and idle.
 func keepAlive(t *testing.T, addr string) (net.Conn, *bufio.Reader) {
@@ -105,9 +123,14 @@ func roundTrip(t *testing.T, c net.Conn, r *bufio.Reader) {
 }
 
 func TestIdleConnectionsMakeRoomForNewOnes(t *testing.T) {
-	addr, _ := serveLimited(t, 2, slog.New(slog.DiscardHandler), http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	addr, limit := serveLimited(t, 2, slog.New(slog.DiscardHandler), http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	// A client has its answer before the server marks the connection
+	// idle, so each is waited for: the order they turned idle in is the
+	// order the test means.
 	oldest, oldestR := keepAlive(t, addr)
+	limit.waitIdle(1)
 	newer, newerR := keepAlive(t, addr)
+	limit.waitIdle(2)
 
 	if status, err := get("http://" + addr + "/ok"); err != nil || status != http.StatusOK {
 		t.Fatalf("a new client at the limit: status %d, %v", status, err)
