@@ -188,7 +188,7 @@ func TestAuthTokenAndTLS(t *testing.T) {
 	}
 	for _, v := range versions {
 		client := &http.Client{Transport: bearer{token: token, next: transport}}
-		cs := connect(t, &mcp.StreamableClientTransport{Endpoint: s.url, HTTPClient: client}, v)
+		cs := connect(t, &mcp.StreamableClientTransport{Endpoint: s.url, HTTPClient: client}, v, s)
 		if res := callTool(t, cs, "calculate", map[string]any{"a": 3, "b": 4, "operation": "multiply"}); text(res) != "12.0" {
 			t.Errorf("%s over HTTPS with the token: calculate = %q", v, text(res))
 		}

@@ -185,22 +185,24 @@ func connectStdioLog(t testing.TB, version string, extra ...string) (*mcp.Client
 	cmd := stdioCommand(extra...)
 	s := &server{cmd: cmd, stderr: &lockedBuffer{}}
 	cmd.Stderr = s.stderr
-	return connect(t, &mcp.CommandTransport{Command: cmd}, version), s
+	return connect(t, &mcp.CommandTransport{Command: cmd}, version, s), s
 }
 
 func connectHTTP(t testing.TB, s *server, version string) *mcp.ClientSession {
 	t.Helper()
-	return connect(t, &mcp.StreamableClientTransport{Endpoint: s.url}, version)
+	return connect(t, &mcp.StreamableClientTransport{Endpoint: s.url}, version, s)
 }
 
-func connect(t testing.TB, tr mcp.Transport, version string) *mcp.ClientSession {
+// connect connects a client over tr; the stderr of s, the server on the
+// other end, is shown if it fails.
+func connect(t testing.TB, tr mcp.Transport, version string, s *server) *mcp.ClientSession {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "wasmcp-e2e", Version: "1"}, nil)
 	cs, err := client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
-		t.Fatalf("connecting (%s): %v", version, err)
+		t.Fatalf("connecting (%s): %v\nserver's stderr:\n%s", version, err, s.stderr.String())
 	}
 	t.Cleanup(func() { cs.Close() })
 	if got := cs.InitializeResult().ProtocolVersion; got != version {

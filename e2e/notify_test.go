@@ -146,7 +146,9 @@ func TestLogLevelFiltersToolLogs(t *testing.T) {
 		// shout logs at error level: once its message is in, the earlier
 		// call's info message, had it passed the filter, was sent long
 		// before.
-		callWithMeta(t, cs, meta, "shout", nil)
+		if res := callWithMeta(t, cs, meta, "shout", nil); res.IsError {
+			t.Fatalf("shout failed: %s", text(res))
+		}
 		logs := n.waitLogs(t, 1)
 		if len(logs) != 1 || logs[0].Data != "sentinel" || logs[0].Level != "error" {
 			t.Fatalf("logs = %+v; want only shout's error-level sentinel", logs)
