@@ -14,10 +14,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/wasmcp/wasmcp/internal/observe"
-	"github.com/wasmcp/wasmcp/internal/watch"
 	"github.com/wasmcp/wasmcp/internal/mcpserver"
 	"github.com/wasmcp/wasmcp/internal/metrics"
+	"github.com/wasmcp/wasmcp/internal/observe"
+	"github.com/wasmcp/wasmcp/internal/watch"
 )
 
 func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -59,7 +59,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	defer func() { stopWork(); <-warmed }()
 	srv := mcpserver.New(l.host, mcpserver.Options{Version: version, Logger: l.log, ListChanged: *watchDir})
 	if *watchDir {
-		reload := func() {
+		reload := func([]string) {
 			if err := l.host.Reload(work, l.dir, l.catalogOptions); err != nil {
 				l.log.Error("reloading the tool directory", "error", err)
 				return
@@ -67,7 +67,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			c := l.host.Catalog()
 			l.log.Info("tools reloaded", "tools", len(c.Tools), "modules", len(c.Modules), "skipped", len(c.Errors))
 		}
-		if err := watch.Dir(ctx, l.dir, watch.DefaultQuiet, l.log, reload); err != nil {
+		if err := watch.Dir(ctx, l.dir, nil, watch.DefaultQuiet, l.log, reload); err != nil {
 			fmt.Fprintln(stderr, "wasmcp serve:", err)
 			return exitFailure
 		}
