@@ -151,7 +151,8 @@ func TestServeStdioTakesNothingInOnceItStops(t *testing.T) {
 		}
 
 		cancel()
-		synctest.Wait() // ServeStdio waits for the call
+		stopped := time.Now() // the bubble's clock, which moves only when all wait
+		synctest.Wait()       // ServeStdio waits for the call
 		mark := out.n()
 		send(bad, ping)
 		if got := out.since(mark); len(got) != 0 {
@@ -160,6 +161,9 @@ func TestServeStdioTakesNothingInOnceItStops(t *testing.T) {
 		close(release)
 		if err := <-done; err != nil {
 			t.Errorf("ServeStdio = %v", err)
+		}
+		if waited := time.Since(stopped); waited != 0 {
+			t.Errorf("ServeStdio returned %v after the shutdown began; want as soon as the call was answered", waited)
 		}
 		if got := out.since(mark); !slices.ContainsFunc(got, func(l string) bool { return strings.Contains(l, `"id":1,`) && strings.Contains(l, "released") }) {
 			t.Errorf("after the shutdown: %q; want the answer to the call in flight", got)
