@@ -217,7 +217,8 @@ func TestNoPolicyGrantsNothing(t *testing.T) {
 }
 
 // TestChangedModuleLosesItsGrants replaces a granted module: its grants
-// lapse until `wasmcp policy approve` pins the new version.
+// lapse until `wasmcp policy approve` pins the new version, which the
+// running server takes up at once, as it watches the policy file too.
 func TestChangedModuleLosesItsGrants(t *testing.T) {
 	f := newPermissionFixture(t)
 	s, cs := f.serve(t, "--log-level", "debug")
@@ -248,6 +249,10 @@ func TestChangedModuleLosesItsGrants(t *testing.T) {
 	show := run(t, exec.Command(binary, "policy", "show", "--policy", f.policy, "--tools", f.dir, "--cache-dir", cacheDir, "fetch_text"))
 	if !strings.Contains(show, "127.0.0.1") || strings.Contains(show, "NOT GRANTED  http host 127.0.0.1") || strings.Contains(show, testSecret) {
 		t.Errorf("policy show after approval:\n%s", show)
+	}
+	s.waitLog(t, "policy changed")
+	if res := callTool(t, cs, "fetch_text", map[string]any{"url": url}); res.IsError {
+		t.Errorf("after approval, without a restart = %q", text(res))
 	}
 	_, cs2 := f.serve(t)
 	if res := callTool(t, cs2, "fetch_text", map[string]any{"url": url}); res.IsError {

@@ -276,7 +276,13 @@ func (c Config) withDefaults() Config {
 func (s *Server) watch() error {
 	ctx, stop := context.WithCancel(context.Background())
 	s.stopWatch = stop
-	reload := func() {
+	// The policy file is watched too, so that a grant approved while the
+	// server runs takes effect at once.
+	var files []string
+	if s.cfg.Policy != "" {
+		files = []string{s.cfg.Policy}
+	}
+	reload := func([]string) {
 		if err := s.Reload(); err != nil {
 			s.log.Error("reloading the tool directory", "error", err)
 			return
@@ -284,7 +290,7 @@ func (s *Server) watch() error {
 		c := s.registry.Current()
 		s.log.Info("tools reloaded", "tools", len(c.Tools), "modules", len(c.Modules), "skipped", len(c.Errors))
 	}
-	return watch.Dir(ctx, s.cfg.Tools, watch.DefaultQuiet, s.log, reload)
+	return watch.Dir(ctx, s.cfg.Tools, files, watch.DefaultQuiet, s.log, reload)
 }
 
 // Warm compiles every module in the background, smallest first, then

@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"bytes"
-	"crypto/rand"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -11,7 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -24,11 +22,6 @@ const Path = "/mcp"
 
 // modernVersion is the first protocol revision without sessions.
 const modernVersion = "2026-07-28"
-
-// requestTokenHeader carries the token that ties a stateless call to its
-// HTTP request (see Server.callContext). The router sets it; a client's own
-// value is always removed first, so a client cannot name another request.
-const requestTokenHeader = "Wasmcp-Internal-Request-Token"
 
 // HTTPOptions configure HTTPHandler. Zero values take the defaults noted.
 type HTTPOptions struct {
@@ -84,11 +77,13 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	}
 	stateless := base
 	stateless.Stateless = true
+	// MCP 2026-07-28 cancels a request over HTTP by closing its response
+	// stream: the call's context ends with its HTTP request.
+	stateless.PropagateRequestCancellation = true
 	r := &router{
 		stateful:    mcp.NewStreamableHTTPHandler(getServer, &base),
 		stateless:   mcp.NewStreamableHTTPHandler(getServer, &stateless),
 		log:         log,
-		streams:     &s.streams,
 		sessions:    func() int { return s.liveSessions() },
 		maxSessions: opts.MaxSessions,
 		bodyTimeout: opts.BodyTimeout,
@@ -152,7 +147,6 @@ var clientNotifications = map[string]bool{
 type router struct {
 	stateful, stateless http.Handler
 	log                 *slog.Logger
-	streams             *sync.Map
 	sessions            func() int
 	maxSessions         int
 	bodyTimeout         time.Duration
@@ -160,7 +154,6 @@ type router struct {
 }
 
 func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	r.Header.Del(requestTokenHeader)
 	sessionID := r.Header.Get("Mcp-Session-Id")
 	if r.Method != http.MethodPost {
 		if sessionID == "" {
@@ -235,10 +228,6 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	modern := sessionID == "" && v.Kind != guard.Response &&
 		(guard.HasModernMeta(v.Params) || r.Header.Get("Mcp-Protocol-Version") >= modernVersion)
 	if modern {
-		token := rand.Text()
-		r.Header.Set(requestTokenHeader, token)
-		rt.streams.Store(token, r.Context())
-		defer rt.streams.Delete(token)
 		rt.stateless.ServeHTTP(w, r)
 		return
 	}

@@ -3,25 +3,22 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestRouterSendsEachEraToItsHandler(t *testing.T) {
 	var got string
-	var sawToken string
 	rt := &router{
-		stateful: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = "stateful" }),
-		stateless: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			got = "stateless"
-			sawToken = r.Header.Get(requestTokenHeader)
-		}),
+		stateful:    http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = "stateful" }),
+		stateless:   http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = "stateless" }),
 		log:         sdkLogger(discard()),
-		streams:     &sync.Map{},
 		sessions:    func() int { return 0 },
 		maxSessions: 1,
 		bodyTimeout: time.Minute,
@@ -41,9 +38,8 @@ func TestRouterSendsEachEraToItsHandler(t *testing.T) {
 		{"response", `{"jsonrpc":"2.0","id":1,"result":{}}`, map[string]string{"Mcp-Protocol-Version": "2026-07-28"}, "stateful"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, sawToken = "", ""
+			got = ""
 			req := httptest.NewRequest(http.MethodPost, Path, strings.NewReader(tc.body))
-			req.Header.Set(requestTokenHeader, "forged")
 			for k, v := range tc.header {
 				req.Header.Set(k, v)
 			}
@@ -51,41 +47,55 @@ func TestRouterSendsEachEraToItsHandler(t *testing.T) {
 			if got != tc.want {
 				t.Fatalf("routed to %q; want %q", got, tc.want)
 			}
-			if got == "stateless" && (sawToken == "" || sawToken == "forged") {
-				t.Errorf("stateless request carried token %q; want a fresh one", sawToken)
-			}
 		})
-	}
-	empty := true
-	rt.streams.Range(func(any, any) bool { empty = false; return false })
-	if !empty {
-		t.Error("request tokens outlive their requests")
 	}
 }
 
-func TestCallContextEndsWithItsHTTPRequest(t *testing.T) {
-	s := &Server{}
-	httpCtx, endRequest := context.WithCancel(context.Background())
-	s.streams.Store("tok", httpCtx)
-	ctx, cancel := s.callContext(context.Background(), callRequest("tok"))
-	defer cancel()
-	if ctx.Err() != nil {
-		t.Fatal("call context ended before its request")
-	}
-	endRequest()
-	<-ctx.Done()
+// TestStatelessCallEndsWithItsHTTPRequest closes the response stream of a
+// 2026-07-28 call, the way MCP cancels over HTTP: the call's context ends.
+func TestStatelessCallEndsWithItsHTTPRequest(t *testing.T) {
+	s := newTestServer(t, nil)
+	started, ended, stop := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	s.mcp.AddTool(&mcp.Tool{Name: "block", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		close(started)
+		select {
+		case <-ctx.Done():
+			close(ended)
+		case <-stop: // the test failed
+		}
+		return &mcp.CallToolResult{}, nil
+	})
+	srv := httptest.NewServer(s.HTTPHandler(HTTPOptions{}))
+	defer srv.Close()
+	defer close(stop)
 
-	// A token with no live request means the request already ended.
-	ctx, cancel = s.callContext(context.Background(), callRequest("gone"))
-	defer cancel()
-	if ctx.Err() == nil {
-		t.Error("a call whose request already ended was not cancelled")
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"block","arguments":{},`+modernMeta+`}}`))
+	if err != nil {
+		t.Fatal(err)
 	}
-	// Without a token (stdio, sessions), the context is left alone.
-	ctx, cancel = s.callContext(context.Background(), callRequest(""))
-	defer cancel()
-	if ctx.Err() != nil {
-		t.Error("a call without a token was cancelled")
+	for k, v := range map[string]string{
+		"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+		"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "block",
+	} {
+		req.Header.Set(k, v)
+	}
+	called := make(chan error, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			_, err = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		called <- err
+	}()
+	<-started
+	cancel()
+	<-called
+	select {
+	case <-ended:
+	case <-time.After(time.Minute):
+		t.Fatal("the call ran on after its HTTP request ended")
 	}
 }
 
@@ -94,7 +104,6 @@ func TestRouterRefusesSessionsPastTheLimit(t *testing.T) {
 	rt := &router{
 		stateful:    http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served = true }),
 		log:         discard(),
-		streams:     &sync.Map{},
 		sessions:    func() int { return 3 },
 		maxSessions: 3,
 		bodyTimeout: time.Minute,
@@ -154,7 +163,6 @@ func TestUnknownNotificationsAreAcceptedAndDropped(t *testing.T) {
 		stateful:  http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached = true }),
 		stateless: http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached = true }),
 		log:       discard(),
-		streams:   &sync.Map{},
 		sessions:  func() int { return 0 }, maxSessions: 1, bodyTimeout: time.Minute, ids: newIDSwaps(),
 	}
 	rec := httptest.NewRecorder()

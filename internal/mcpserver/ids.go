@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
 	"github.com/wasmcp/wasmcp/internal/mcpserver/internal/guard"
 )
 
@@ -57,33 +59,43 @@ func (s *idSwaps) substitute(scope string, id json.RawMessage) json.RawMessage {
 	return sub
 }
 
-// original returns the client's id for sub, if sub is a substitute in use.
-// A plain id is told apart by its first bytes alone.
-func (s *idSwaps) original(sub json.RawMessage) (json.RawMessage, bool) {
-	if !isSubstitute(sub) {
+// answered ends the swap of the request the SDK answered with id, over
+// stdio, and returns the client's id for the answer, if id was a
+// substitute.
+func (s *idSwaps) answered(id jsonrpc.ID) (json.RawMessage, bool) {
+	str, ok := id.Raw().(string)
+	if !ok || !strings.HasPrefix(str, guard.SubstitutePrefix) {
 		return nil, false
 	}
+	// The SDK holds the substitute decoded; it was printable ASCII, so
+	// quoting it gives back the bytes it was handed as.
+	sub := strconv.Quote(str)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sw, ok := s.bySub[string(sub)]
+	sw, ok := s.bySub[sub]
+	if ok {
+		s.drop(sub, sw)
+	}
 	return sw.raw, ok
 }
 
-// forget ends the swap of sub: once its request is answered over stdio, or
-// its HTTP request ends.
+// forget ends the swap of sub once its HTTP request ends.
 func (s *idSwaps) forget(sub json.RawMessage) {
 	if !isSubstitute(sub) {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sw, ok := s.bySub[string(sub)]
-	if !ok {
-		return
+	if sw, ok := s.bySub[string(sub)]; ok {
+		s.drop(string(sub), sw)
 	}
-	delete(s.bySub, string(sub))
+}
+
+// drop ends the swap of sub; s.mu is held.
+func (s *idSwaps) drop(sub string, sw swapped) {
+	delete(s.bySub, sub)
 	// A later request with the same id in the scope may have its own swap.
-	if bytes.Equal(s.byClient[sw.clientID], sub) {
+	if string(s.byClient[sw.clientID]) == sub {
 		delete(s.byClient, sw.clientID)
 	}
 }

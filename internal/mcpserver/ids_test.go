@@ -11,6 +11,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/wasmcp/wasmcp/internal/mcpserver/internal/guard"
 )
 
 // clientIDs are request ids a client may send: the first few the SDK gives
@@ -113,6 +117,9 @@ func TestServeStdioRefusesWhatTheSDKCannotRead(t *testing.T) {
 		{`1`, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"a":` + deep + `}}}`, -32600},
 		{`2`, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"a":1e400}}}`, -32602},
 		{`3`, `{"jsonrpc":"2.0","id":3,"method":"notifications/initialized"}`, -32600},
+		// A response whose error the SDK cannot decode: the guard does not
+		// read a response's members.
+		{`4`, `{"jsonrpc":"2.0","id":4,"error":1}`, -32600},
 	} {
 		p.send(tc.msg)
 		if r := p.recv(); string(r.ID) != tc.id || r.Error == nil || r.Error.Code != tc.code {
@@ -161,9 +168,47 @@ func TestCancellationNamesTheSwappedID(t *testing.T) {
 			}
 		})
 	}
+	// Once forgotten, the id names no request in flight.
 	ids.forget(sub)
-	if len(ids.bySub) != 0 || len(ids.byClient) != 0 {
-		t.Errorf("a forgotten swap is still held: %v %v", ids.bySub, ids.byClient)
+	if out := ids.cancelled("s1", cancel(`9223372036854775807`), params(cancel(`9223372036854775807`))); out != nil {
+		t.Errorf("after forget, a cancellation naming the id was passed on: %s", out)
+	}
+	var subID string
+	json.Unmarshal(sub, &subID)
+	id, _ := jsonrpc.MakeID(subID)
+	if _, ok := ids.answered(id); ok {
+		t.Error("after forget, the substitute still has a swap")
+	}
+}
+
+// TestAnsweredGivesTheClientsIDBackOnce answers, as the SDK does over
+// stdio, a request whose id was swapped, one whose id was not, and the
+// swapped one again.
+func TestAnsweredGivesTheClientsIDBackOnce(t *testing.T) {
+	ids := newIDSwaps()
+	const big = `9223372036854775807`
+	var sub string
+	if err := json.Unmarshal(ids.substitute("", json.RawMessage(big)), &sub); err != nil {
+		t.Fatal(err)
+	}
+	id := func(v any) jsonrpc.ID {
+		id, err := jsonrpc.MakeID(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	if got, ok := ids.answered(id(sub)); !ok || string(got) != big {
+		t.Fatalf("answered(%s) = %s, %v; want %s", sub, got, ok, big)
+	}
+	for _, other := range []any{sub, "plain", float64(7), guard.SubstitutePrefix + "99"} {
+		if got, ok := ids.answered(id(other)); ok {
+			t.Errorf("answered(%v) = %s; want no swap", other, got)
+		}
+	}
+	cancel := []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + big + `}}`)
+	if out := ids.cancelled("", cancel, json.RawMessage(`{"requestId":`+big+`}`)); out != nil {
+		t.Errorf("after the answer, a cancellation naming the id was passed on: %s", out)
 	}
 }
 

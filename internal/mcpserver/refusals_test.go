@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"testing/iotest"
 	"time"
@@ -152,7 +151,7 @@ func TestEveryHTTPRefusalIsJSONRPC(t *testing.T) {
 		checkRefusal(t, authed.URL, refusal{body: ping, status: 401, code: -32600, id: "null", headers: map[string]string{"WWW-Authenticate": "Bearer"}})
 	})
 	t.Run("a body that fails to arrive", func(t *testing.T) {
-		rt := &router{log: discard(), streams: &sync.Map{}, sessions: func() int { return 0 }, maxSessions: 1, bodyTimeout: time.Minute, ids: newIDSwaps()}
+		rt := &router{log: discard(), sessions: func() int { return 0 }, maxSessions: 1, bodyTimeout: time.Minute, ids: newIDSwaps()}
 		rec := httptest.NewRecorder()
 		withJSONErrors(rt).ServeHTTP(rec, httptest.NewRequest(http.MethodPost, Path, iotest.ErrReader(iotest.ErrTimeout)))
 		var body struct {

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -28,9 +27,6 @@ const instructions = "Tools served by wasmcp run as WebAssembly modules in a san
 type Server struct {
 	mcp *mcp.Server
 	log *slog.Logger
-	// streams maps the token of each stateless HTTP request in flight to
-	// that request's context; see NewHTTPHandler.
-	streams sync.Map
 }
 
 // Options configure New.
@@ -117,35 +113,9 @@ func (s *Server) addTool(calls Caller, t *registry.Tool) (err error) {
 	}()
 	name := t.Spec.Name
 	s.mcp.AddTool(Tool(t.Spec), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		ctx, cancel := s.callContext(ctx, req)
-		defer cancel()
 		return calls.Call(ctx, name, req.Params.Arguments, newClientReporter(ctx, req, name))
 	})
 	return nil
-}
-
-// callContext ends a stateless HTTP call's context when its HTTP request
-// ends. MCP 2026-07-28 makes closing the response stream the way to cancel
-// over HTTP, but the SDK does not tie a stateless request's handler to its
-// HTTP request, so the router marks each such request with a token and the
-// handler finds the request's context by it.
-func (s *Server) callContext(ctx context.Context, req *mcp.CallToolRequest) (context.Context, context.CancelFunc) {
-	if req.Extra == nil || req.Extra.Header == nil {
-		return ctx, func() {}
-	}
-	token := req.Extra.Header.Get(requestTokenHeader)
-	if token == "" {
-		return ctx, func() {}
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	httpCtx, ok := s.streams.Load(token)
-	if !ok {
-		// The HTTP request ended before the call was dispatched.
-		cancel()
-		return ctx, cancel
-	}
-	stop := context.AfterFunc(httpCtx.(context.Context), cancel)
-	return ctx, func() { stop(); cancel() }
 }
 
 // Tool converts a manifest's tool to the SDK's description of it.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -137,11 +136,3 @@ func TestQuieterDropsInfoButKeepsWarnings(t *testing.T) {
 }
 
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
-
-func callRequest(token string) *mcp.CallToolRequest {
-	h := http.Header{}
-	if token != "" {
-		h.Set(requestTokenHeader, token)
-	}
-	return &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "echo"}, Extra: &mcp.RequestExtra{Header: h}}
-}

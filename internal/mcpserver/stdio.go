@@ -3,15 +3,14 @@ package mcpserver
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wasmcp/wasmcp/internal/mcpserver/internal/guard"
@@ -40,72 +39,113 @@ type StdioOptions struct {
 // connection goes on, where the SDK alone would close it.
 //
 // When in ends, requests already read are still answered (up to
-// DrainTimeout), so `printf '...' | wasmcp serve` gets its responses.
+// DrainTimeout), so `printf '...' | wasmcp serve` gets its responses. When
+// ctx ends, no line is taken in any more, and calls in flight may finish
+// (up to ShutdownGrace). Once ServeStdio returns, nothing more is written
+// to out, though a line it was waiting for on in may still be read (a read
+// of stdin cannot be interrupted) and is then dropped.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, opts StdioOptions) error {
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	w := &stdoutWriter{w: out, pending: map[string]bool{}, idle: make(chan struct{}, 1), ids: newIDSwaps()}
-	pr, pw := io.Pipe()
+	c := newStdioConn(out, log)
 	// The session outlives ctx: ctx ending starts a graceful stop, in
 	// which calls in flight may still finish.
-	session, err := s.mcp.Connect(context.WithoutCancel(ctx), &mcp.IOTransport{Reader: pr, Writer: nopCloser{w}, MaxLineLength: MaxMessageSize + 1}, nil)
+	session, err := s.mcp.Connect(context.WithoutCancel(ctx), stdioTransport{c}, nil)
 	if err != nil {
 		return fmt.Errorf("starting MCP session: %w", err)
 	}
-
-	var stopped atomic.Bool
 	readErr := make(chan error, 1)
-	go func() { readErr <- forwardLines(in, pw, w, &stopped, log) }()
+	go func() { readErr <- c.readFrom(in) }()
 
+	var wait time.Duration // for the calls in flight to be answered
+	stopping := false
 	select {
 	case err = <-readErr:
-		w.waitIdle(opts.DrainTimeout)
+		if errors.Is(err, io.EOF) {
+			err = nil
+		}
+		wait = opts.DrainTimeout
 	case <-ctx.Done():
-		stopped.Store(true)
-		log.Info("shutting down", "grace", opts.ShutdownGrace)
-		w.waitIdle(opts.ShutdownGrace)
-		err = nil
+		wait = opts.ShutdownGrace
+		stopping = true
+	case <-c.closed:
+		// The SDK ended the connection, as a write failed: nothing more
+		// can be answered.
 	}
-	pw.Close()
+	c.calls.close()
+	if stopping {
+		log.Info("shutting down", "grace", wait)
+	}
+	if wait > 0 && !c.calls.wait(wait) {
+		log.Warn("calls still running at the end of the wait are cancelled", "wait", wait)
+	}
+	// Input ends for the SDK only now: at end of input it cancels the
+	// calls still running and drops their answers.
+	c.Close()
 	session.Close()
 	_ = session.Wait()
-	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
-		return nil
+	if werr := c.finish(); err == nil {
+		err = werr
 	}
 	return err
 }
 
-// forwardLines reads lines from in, answers malformed ones, and passes
-// well-formed ones to the SDK through pw. It returns io.EOF when in ends.
-func forwardLines(in io.Reader, pw io.Writer, w *stdoutWriter, stopped *atomic.Bool, log *slog.Logger) error {
+// stdioTransport hands the SDK its one connection.
+type stdioTransport struct{ c *stdioConn }
+
+func (t stdioTransport) Connect(context.Context) (mcp.Connection, error) { return t.c, nil }
+
+// stdioConn is the mcp.Connection of ServeStdio. Lines are read by
+// readFrom, checked by the guard and decoded; the SDK takes them in through
+// Read. Its messages and the guard's errors share out, one whole message
+// per write. Request ids the SDK would not give back unchanged are
+// swapped on the way in and restored on the way out (see idSwaps).
+type stdioConn struct {
+	log   *slog.Logger
+	ids   *idSwaps
+	calls *pending
+
+	msgs      chan jsonrpc.Message // from readFrom to Read
+	closed    chan struct{}        // by Close: Read returns io.EOF
+	closeOnce sync.Once
+
+	mu       sync.Mutex // guards out, finished and writeErr
+	out      io.Writer
+	finished bool  // nothing more is written
+	writeErr error // the first failed write
+}
+
+func newStdioConn(out io.Writer, log *slog.Logger) *stdioConn {
+	return &stdioConn{
+		log:    log,
+		ids:    newIDSwaps(),
+		calls:  newPending(),
+		msgs:   make(chan jsonrpc.Message),
+		closed: make(chan struct{}),
+		out:    out,
+	}
+}
+
+// readFrom reads lines from in and takes each in until in ends (io.EOF),
+// fails, or no more is taken in.
+func (c *stdioConn) readFrom(in io.Reader) error {
 	r := bufio.NewReaderSize(in, 64<<10)
 	// One buffer holds each line in turn: a line is done with once it is
-	// answered or forwarded, as pw.Write returns only when the SDK has
-	// read it all.
+	// answered or decoded, since decoding copies what it keeps.
 	var buf []byte
 	for {
-		if stopped.Load() {
-			return nil
-		}
 		line, tooLong, err := readLine(r, MaxMessageSize, buf)
+		more := true
 		if tooLong {
-			log.Warn("refused oversized message", "limit", MaxMessageSize)
-			w.writeLine(guard.ErrorResponse(nil, guard.CodeInvalidRequest, fmt.Sprintf("invalid request: message exceeds %d bytes", MaxMessageSize)))
+			more = c.refuse(guard.ErrorResponse(nil, guard.CodeInvalidRequest, fmt.Sprintf("invalid request: message exceeds %d bytes", MaxMessageSize)),
+				"refused oversized message", "limit", MaxMessageSize)
 		} else if msg := guard.Trim(line); len(msg) > 0 {
-			v := guard.Inspect(msg)
-			switch v.Kind {
-			case guard.Invalid:
-				log.Warn("refused malformed message", "code", v.Code, "reason", v.Message)
-				w.writeLine(guard.ErrorResponse(v.ID, v.Code, v.Message))
-			default:
-				if msg = w.inbound(msg, v); msg != nil {
-					if _, werr := pw.Write(append(msg, '\n')); werr != nil {
-						return werr
-					}
-				}
-			}
+			more = c.take(msg)
+		}
+		if !more {
+			return nil
 		}
 		if err != nil {
 			return err
@@ -118,8 +158,133 @@ func forwardLines(in io.Reader, pw io.Writer, w *stdoutWriter, stopped *atomic.B
 	}
 }
 
-// maxKeptLine bounds the line buffer forwardLines keeps between messages.
+// maxKeptLine bounds the line buffer readFrom keeps between messages.
 const maxKeptLine = 64 << 10
+
+// take answers msg if it is malformed, and hands it to the SDK if not. It
+// reports whether more lines are taken in.
+func (c *stdioConn) take(msg []byte) bool {
+	v := guard.Inspect(msg)
+	if v.Kind == guard.Invalid {
+		return c.refuse(guard.ErrorResponse(v.ID, v.Code, v.Message), "refused malformed message", "code", v.Code, "reason", v.Message)
+	}
+	switch {
+	case v.Kind == guard.Request && !guard.PlainID(v.ID):
+		msg, _ = guard.WithMember(msg, "id", c.ids.substitute("", v.ID))
+	case v.Method == "notifications/cancelled":
+		if msg = c.ids.cancelled("", msg, v.Params); msg == nil {
+			return c.calls.admit(false)
+		}
+	}
+	m, err := jsonrpc.DecodeMessage(msg)
+	if err != nil {
+		// What the guard passes, the SDK decodes, but for a response's
+		// error member, which the guard does not read; the SDK would
+		// end the connection on it.
+		return c.refuse(guard.ErrorResponse(v.ID, guard.CodeInvalidRequest, "invalid request: malformed message: "+err.Error()),
+			"refused malformed message", "code", guard.CodeInvalidRequest, "reason", err)
+	}
+	req, ok := m.(*jsonrpc.Request)
+	call := ok && req.IsCall() // which the SDK answers
+	if !c.calls.admit(call) {
+		return false
+	}
+	select {
+	case c.msgs <- m:
+		return true
+	case <-c.closed:
+		if call {
+			c.calls.done()
+		}
+		return false
+	}
+}
+
+// refuse logs why a line is refused and writes the guard's answer to it,
+// unless no more lines are taken in. It reports whether more are.
+func (c *stdioConn) refuse(answer []byte, why string, attrs ...any) bool {
+	if !c.calls.admit(false) {
+		return false
+	}
+	c.log.Warn(why, attrs...)
+	c.write(append(answer, '\n'))
+	return true
+}
+
+// Read is called by the SDK for each message it takes in.
+func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case m := <-c.msgs:
+		return m, nil
+	case <-c.closed:
+		return nil, io.EOF
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Write is called by the SDK with each message it sends: answers,
+// notifications, and requests of its own.
+func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	resp, isResp := msg.(*jsonrpc.Response)
+	if isResp {
+		// Once written, or failed: either way the request is done with.
+		defer c.calls.done()
+	}
+	// As the SDK's own connections do: a message for a request that was
+	// cancelled is not sent.
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return fmt.Errorf("encoding a message for stdout: %w", err)
+	}
+	if isResp {
+		if id, swapped := c.ids.answered(resp.ID); swapped {
+			data, _ = guard.WithMember(data, "id", id)
+		}
+	}
+	return c.write(append(data, '\n'))
+}
+
+// write writes one whole message to out, unless finish has been called.
+func (c *stdioConn) write(p []byte) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.finished {
+		return errFinished
+	}
+	if c.writeErr != nil {
+		return c.writeErr
+	}
+	if _, err := c.out.Write(p); err != nil {
+		c.writeErr = fmt.Errorf("writing to stdout: %w", err)
+		return c.writeErr
+	}
+	return nil
+}
+
+// errFinished is what a write after ServeStdio returns gets.
+var errFinished = errors.New("the stdio connection is closed")
+
+// finish ends all writing, and returns the error a write met, if any.
+func (c *stdioConn) finish() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.finished = true
+	return c.writeErr
+}
+
+// Close ends the SDK's input. The SDK calls it when it ends the connection
+// itself (a write failed), and ServeStdio when the wait is over.
+func (c *stdioConn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return nil
+}
+
+// SessionID is empty: stdio has no sessions.
+func (c *stdioConn) SessionID() string { return "" }
 
 // readLine reads one line of at most limit bytes, into buf's storage if it
 // fits. A longer line is read to its end and discarded, so the next message
@@ -140,98 +305,3 @@ func readLine(r *bufio.Reader, limit int, buf []byte) (line []byte, tooLong bool
 		return line, tooLong, err
 	}
 }
-
-// stdoutWriter serialises writes to stdout from the SDK and the guard, one
-// whole message per Write, tracks which requests still await an answer,
-// and gives each answer the id its request came with.
-type stdoutWriter struct {
-	mu      sync.Mutex
-	w       io.Writer
-	pending map[string]bool
-	idle    chan struct{}
-	ids     *idSwaps
-}
-
-// inbound prepares msg, a well-formed message v describes, for the SDK: it
-// returns the message to pass on, or nil to drop it. A request whose id the
-// SDK would not give back unchanged gets a substitute id.
-func (s *stdoutWriter) inbound(msg []byte, v guard.Verdict) []byte {
-	switch {
-	case v.Kind == guard.Request:
-		id := v.ID
-		if !guard.PlainID(id) {
-			id = s.ids.substitute("", id)
-			msg, _ = guard.WithMember(msg, "id", id)
-		}
-		s.expect(id)
-	case v.Method == "notifications/cancelled":
-		msg = s.ids.cancelled("", msg, v.Params)
-	}
-	return msg
-}
-
-// Write is called by the SDK with one encoded message and its newline.
-func (s *stdoutWriter) Write(p []byte) (int, error) {
-	n := len(p)
-	if id, ok := guard.ResponseID(p); ok {
-		if client, swapped := s.ids.original(id); swapped {
-			s.ids.forget(id)
-			p, _ = guard.WithMember(p, "id", client)
-		}
-		s.answered(id)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, err := s.w.Write(p); err != nil {
-		return 0, err
-	}
-	return n, nil
-}
-
-func (s *stdoutWriter) writeLine(msg []byte) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.w.Write(append(msg, '\n'))
-}
-
-func (s *stdoutWriter) expect(id json.RawMessage) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.pending[guard.IDKey(id)] = true
-}
-
-func (s *stdoutWriter) answered(id json.RawMessage) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.pending, guard.IDKey(id))
-	if len(s.pending) == 0 {
-		select {
-		case s.idle <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// waitIdle waits until every forwarded request has been answered, or for
-// the timeout.
-func (s *stdoutWriter) waitIdle(timeout time.Duration) {
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	for {
-		s.mu.Lock()
-		n := len(s.pending)
-		s.mu.Unlock()
-		if n == 0 {
-			return
-		}
-		select {
-		case <-s.idle:
-		case <-deadline.C:
-			return
-		}
-	}
-}
-
-type nopCloser struct{ io.Writer }
-
-func (nopCloser) Close() error { return nil }

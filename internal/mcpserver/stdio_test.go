@@ -6,9 +6,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestReadLineSkipsOversizedLines(t *testing.T) {
@@ -79,5 +85,131 @@ func TestServeStdioKeepsGoingAfterBadLines(t *testing.T) {
 	pr.Close()
 	if err := <-done; err != nil {
 		t.Errorf("ServeStdio = %v", err)
+	}
+}
+
+// lines is an io.Writer that keeps what ServeStdio writes, line by line.
+type lines struct {
+	mu  sync.Mutex
+	all []string
+}
+
+func (l *lines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for line := range strings.Lines(string(p)) {
+		l.all = append(l.all, line)
+	}
+	return len(p), nil
+}
+
+// n is the number of lines written so far.
+func (l *lines) n() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.all)
+}
+
+// since returns the lines written after the first n.
+func (l *lines) since(n int) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.all[n:])
+}
+
+// TestServeStdioTakesNothingInOnceItStops sends lines while ServeStdio
+// shuts down, with a call in flight, and after it has returned: none is
+// answered or passed to the SDK, while the call in flight is. In a bubble,
+// synctest.Wait tells when every goroutine ServeStdio left behind has done
+// all it will with what it was sent.
+func TestServeStdioTakesNothingInOnceItStops(t *testing.T) {
+	s := newTestServer(t, nil)
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		s.mcp.AddTool(&mcp.Tool{Name: "block", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			<-release
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "released"}}}, nil
+		})
+		inR, inW := io.Pipe()
+		out := &lines{}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			done <- s.ServeStdio(ctx, inR, out, StdioOptions{DrainTimeout: time.Minute, ShutdownGrace: time.Hour})
+		}()
+		send := func(msgs ...string) {
+			go io.WriteString(inW, strings.Join(msgs, "\n")+"\n")
+			synctest.Wait()
+		}
+		const bad, ping = `{oops`, `{"jsonrpc":"2.0","id":"late","method":"ping"}`
+		send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+			`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"block","arguments":{}}}`,
+			bad)
+		if got := out.since(0); len(got) != 2 || !slices.ContainsFunc(got, func(l string) bool { return strings.Contains(l, "-32700") }) {
+			t.Errorf("before the shutdown: %q; want the initialize result and the bad line's error", got)
+		}
+
+		cancel()
+		stopped := time.Now() // the bubble's clock, which moves only when all wait
+		synctest.Wait()       // ServeStdio waits for the call
+		mark := out.n()
+		send(bad, ping)
+		if got := out.since(mark); len(got) != 0 {
+			t.Errorf("lines sent during the shutdown were answered: %q", got)
+		}
+		close(release)
+		if err := <-done; err != nil {
+			t.Errorf("ServeStdio = %v", err)
+		}
+		if waited := time.Since(stopped); waited != 0 {
+			t.Errorf("ServeStdio returned %v after the shutdown began; want as soon as the call was answered", waited)
+		}
+		if got := out.since(mark); !slices.ContainsFunc(got, func(l string) bool { return strings.Contains(l, `"id":1,`) && strings.Contains(l, "released") }) {
+			t.Errorf("after the shutdown: %q; want the answer to the call in flight", got)
+		}
+
+		mark = out.n()
+		send(bad, ping)
+		if got := out.since(mark); len(got) != 0 {
+			t.Errorf("lines sent after ServeStdio returned were answered: %q", got)
+		}
+		inW.Close()
+	})
+}
+
+// TestDecodedMessagesKeepNoBytesOfTheLine holds the SDK to what readFrom
+// assumes when it reads the next line into the last one's buffer: a
+// decoded message has its own copy of what it keeps.
+func TestDecodedMessagesKeepNoBytesOfTheLine(t *testing.T) {
+	line := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"k":"v"}}}`)
+	m, err := jsonrpc.DecodeMessage(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := string(m.(*jsonrpc.Request).Params)
+	for i := range line {
+		line[i] = ' '
+	}
+	if got := string(m.(*jsonrpc.Request).Params); got != want {
+		t.Fatalf("params changed with the line's buffer: %q, was %q", got, want)
+	}
+}
+
+// TestStdioConnWritesNothingOnceFinished writes as the SDK and the guard
+// would after ServeStdio has returned.
+func TestStdioConnWritesNothingOnceFinished(t *testing.T) {
+	out := &lines{}
+	c := newStdioConn(out, discard())
+	if err := c.finish(); err != nil {
+		t.Fatalf("finish = %v", err)
+	}
+	id, _ := jsonrpc.MakeID("x")
+	if err := c.Write(context.Background(), &jsonrpc.Response{ID: id, Result: json.RawMessage(`{}`)}); err == nil {
+		t.Error("a write after finish succeeded")
+	}
+	c.write([]byte("guard\n"))
+	if got := out.since(0); len(got) != 0 {
+		t.Errorf("written after finish: %q", got)
 	}
 }
