@@ -73,6 +73,28 @@ import (
 
 const wasmtimeBuilt = true
 
+// loadCacheConfig points wasmtime's compilation cache at dir. The binding
+// takes the setting only as a file, which is read at once: each process
+// writes one of its own and removes it, since servers and their compile
+// workers sharing a cache directory would otherwise read one another's
+// half-written file.
+func loadCacheConfig(c *wt.Config, cacheDir, dir string) error {
+	f, err := os.CreateTemp(cacheDir, "wasmtime-*.toml")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	// strconv.Quote's escapes are TOML's for any path.
+	_, err = f.WriteString("[cache]\ndirectory = " + strconv.Quote(dir) + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return c.CacheConfigLoad(f.Name())
+}
+
 // epochTick is how often the engine's epoch advances. A guest is stopped
 // at the first tick after its run's context ends, so this bounds how far a
 // run can outlive its time limit or a cancellation.
@@ -137,12 +159,7 @@ func newWasmtime(cfg Config) (backend, error) {
 	c.SetWasmGC(false)
 	if cfg.CacheDir != "" {
 		dir := filepath.Join(cfg.CacheDir, "wasmtime")
-		toml := filepath.Join(cfg.CacheDir, "wasmtime.toml")
-		// strconv.Quote's escapes are TOML's for any path.
-		if err := os.WriteFile(toml, []byte("[cache]\ndirectory = "+strconv.Quote(dir)+"\n"), 0o600); err != nil {
-			return nil, fmt.Errorf("compilation cache: %w", err)
-		}
-		if err := c.CacheConfigLoad(toml); err != nil {
+		if err := loadCacheConfig(c, cfg.CacheDir, dir); err != nil {
 			return nil, fmt.Errorf("compilation cache: %w", err)
 		}
 	}

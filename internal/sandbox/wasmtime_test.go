@@ -2,7 +2,11 @@
 
 package sandbox
 
-import "testing"
+import (
+	"context"
+	"path/filepath"
+	"testing"
+)
 
 func TestByteMemoryChecksBounds(t *testing.T) {
 	m := byteMemory(make([]byte, 16))
@@ -32,5 +36,29 @@ func TestWasmtimeRunsWithoutMountsCanBePrepared(t *testing.T) {
 	p := &wasmtimeProgram{}
 	if !p.prepares(Run{}) || p.prepares(Run{Mounts: []Mount{{Host: "/", Guest: "/"}}}) {
 		t.Fatal("prepares: want true without mounts, false with")
+	}
+}
+
+// Servers and their compile workers share a cache directory, and each
+// process points wasmtime at it as it starts.
+func TestEnginesStartTogetherOnOneCacheDir(t *testing.T) {
+	dir := t.TempDir()
+	errs := make(chan error, 16)
+	for range cap(errs) {
+		go func() {
+			b, err := newWasmtime(Config{CacheDir: dir})
+			if err == nil {
+				b.close(context.Background())
+			}
+			errs <- err
+		}()
+	}
+	for range cap(errs) {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if leftover, _ := filepath.Glob(filepath.Join(dir, "*.toml")); len(leftover) != 0 {
+		t.Errorf("configuration files left in the cache directory: %v", leftover)
 	}
 }
