@@ -36,7 +36,10 @@ func compile(t testing.TB, e *Engine, name string) *Compiled {
 	return c
 }
 
-var small = Limits{Timeout: 300 * time.Millisecond, Memory: 16 << 20, Output: 64 << 10}
+// small is the limits of most runs here: small memory and output, and a
+// time limit roomy enough for a loaded machine under -race, so that only
+// the tests of the time limit meet it.
+var small = Limits{Timeout: time.Minute, Memory: 16 << 20, Output: 64 << 10}
 
 // slack is how far past its time limit a stopped run may end. It is a bound
 // on hanging, not a performance figure: runs usually stop within
@@ -61,10 +64,8 @@ func TestHostileModulesFailWithTheirCause(t *testing.T) {
 		t.Run(tc.module, func(t *testing.T) {
 			c := compile(t, e, tc.module)
 			lim := small
-			if tc.kind != TimeLimit {
-				// Room to fail for its own reason on a slow machine (or
-				// under -race) before the clock runs out.
-				lim.Timeout = time.Minute
+			if tc.kind == TimeLimit {
+				lim.Timeout = 300 * time.Millisecond
 			}
 			out := c.Run(context.Background(), Run{Args: []string{tc.module, "t"}, Limits: lim})
 			if out.Failure == nil {
@@ -298,11 +299,7 @@ func TestMountedRunsKeepStdioAndItsCap(t *testing.T) {
 	if out.Failure != nil || string(out.Stdout) != "ping" {
 		t.Fatalf("echo with a mount: %+v %q", out.Failure, out.Stdout)
 	}
-	// Through a mount, wasmtime takes each 15-byte write through cgo: the
-	// time limit is roomy so that only the cap can end the run.
-	roomy := small
-	roomy.Timeout = time.Minute
-	out = compile(t, e, "spam").Run(context.Background(), Run{Limits: roomy, Mounts: mounts})
+	out = compile(t, e, "spam").Run(context.Background(), Run{Limits: small, Mounts: mounts})
 	if out.Failure == nil || out.Failure.Kind != OutputLimit {
 		t.Fatalf("spam with a mount: %+v; want an output failure", out.Failure)
 	}
