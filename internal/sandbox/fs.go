@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"io/fs"
 	"os"
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
@@ -23,7 +24,8 @@ type Mount struct {
 // may make links.
 type confinedFS struct {
 	experimentalsys.FS
-	root *os.Root
+	root  *os.Root
+	write bool
 }
 
 func newConfinedFS(m Mount) (*confinedFS, error) {
@@ -39,7 +41,17 @@ func newConfinedFS(m Mount) (*confinedFS, error) {
 	if !m.Write {
 		fsys = &sysfs.ReadFS{FS: fsys}
 	}
-	return &confinedFS{FS: fsys, root: root}, nil
+	return &confinedFS{FS: fsys, root: root, write: m.Write}, nil
+}
+
+// OpenFile refuses, in a read-only mount, what ReadFS lets through: a file
+// created or truncated by an open for reading (WASI lets a guest ask for
+// O_CREAT or O_TRUNC with only the right to read).
+func (c *confinedFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
+	if !c.write && flag&(experimentalsys.O_CREAT|experimentalsys.O_TRUNC) != 0 {
+		return nil, experimentalsys.EROFS
+	}
+	return c.FS.OpenFile(p, flag, perm)
 }
 
 // Link and Symlink are refused: a guest that could make links could point

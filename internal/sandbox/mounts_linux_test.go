@@ -64,3 +64,28 @@ func TestGuestRenameRaceStaysInside(t *testing.T) {
 		})
 	}
 }
+
+// TestGuestCannotCreateInReadOnlyMount has a guest open, in a read-only
+// mount, a new file with O_CREAT and its file with O_TRUNC, asking only to
+// read: wazero's ReadFS let both through (a new empty file, a truncated
+// one). Both are refused, EROFS on wazero and EPERM on wasmtime, and the
+// mount is unchanged.
+func TestGuestCannotCreateInReadOnlyMount(t *testing.T) {
+	e := newEngine(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("contents"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := compile(t, e, "rocreate").Run(context.Background(), Run{Limits: hostileLimits, Mounts: []Mount{{Host: dir, Guest: "/m"}}})
+	want := "69 69 "
+	if e.Name() == "wasmtime" {
+		want = "63 63 "
+	}
+	if out.Failure != nil || string(out.Stdout) != want {
+		t.Errorf("create and truncate = %q, %v; want %q", out.Stdout, out.Failure, want)
+	}
+	entries, _ := os.ReadDir(dir)
+	if b, _ := os.ReadFile(filepath.Join(dir, "f")); len(entries) != 1 || string(b) != "contents" {
+		t.Errorf("the read-only mount changed: %d entries, f holds %q", len(entries), b)
+	}
+}

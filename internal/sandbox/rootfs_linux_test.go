@@ -331,6 +331,34 @@ func entries(t *testing.T, f experimentalsys.File) string {
 	return strings.Join(got, ", ")
 }
 
+// TestReadOnlyMountRefusesCreateAndTruncate opens for reading with
+// O_CREAT or O_TRUNC, which WASI lets a guest ask for with only the right
+// to read and which wazero's ReadFS lets through: in a read-only mount
+// both are EROFS, and nothing is created or truncated.
+func TestReadOnlyMountRefusesCreateAndTruncate(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("contents"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfs, err := newConfinedFS(Mount{Host: dir, Guest: "/m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cfs.root.Close()
+	if errno := openErrno(cfs, "new", experimentalsys.O_RDONLY|experimentalsys.O_CREAT); errno != experimentalsys.EROFS {
+		t.Errorf("create: errno %v; want EROFS", errno)
+	}
+	if errno := openErrno(cfs, "f", experimentalsys.O_RDONLY|experimentalsys.O_TRUNC); errno != experimentalsys.EROFS {
+		t.Errorf("truncate: errno %v; want EROFS", errno)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "f")); string(b) != "contents" {
+		t.Errorf("f holds %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "new")); err == nil {
+		t.Error("a read-only mount got a new file")
+	}
+}
+
 // TestErrnosAsDirFS runs the same operations on two copies of a tree (no
 // link in it leads out), one through wazero's DirFS, which the confined
 // file system replaces, the other through the confined one, and compares
