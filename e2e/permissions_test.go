@@ -263,3 +263,25 @@ func mustRead(t *testing.T, path string) []byte {
 	}
 	return b
 }
+
+// TestDenialsAreBoundedInTheAnswer serves a tool with no grant that asks
+// for 100 hosts of its own in URLs of 64 KiB: the failed call lists a few
+// denials, cut short, and counts the rest, and so does the log.
+func TestDenialsAreBoundedInTheAnswer(t *testing.T) {
+	dir := t.TempDir()
+	wattest.Write(t, dir, "denied", "denied")
+	sidecar(t, dir, "denied", `{"abi":1,"tools":[{"name":"denied","description":"asks for 100 hosts","inputSchema":{"type":"object"}}]}`)
+	s := startHTTPIn(t, dir)
+	cs := connectHTTP(t, s, "2026-07-28")
+	res := callTool(t, cs, "denied", nil)
+	got := text(res)
+	if !res.IsError || !strings.Contains(got, "no http grant") || !strings.Contains(got, "and 92 more") || len(got) > 8<<10 {
+		t.Errorf("the answer (isError %v, %d bytes) = %.600q…; want a few denials and \"and 92 more\", within 8 KiB", res.IsError, len(got), got)
+	}
+	s.waitLog(t, "permission denied", "tool=denied", "more=92")
+	for _, line := range strings.Split(s.stderr.String(), "\n") {
+		if len(line) > 8<<10 {
+			t.Errorf("a log line of %d bytes: %.200q…", len(line), line)
+		}
+	}
+}

@@ -311,8 +311,14 @@ func (d *Dispatcher) call(ctx context.Context, cat *registry.Catalog, t *registr
 	}
 
 	r, perm := d.runFor(cat, t)
-	if len(perm.Missing) > 0 {
-		d.log.Warn("permissions not granted", "tool", t.Spec.Name, "missing", perm.Missing)
+	// A manifest may ask for a great deal: what it lacks is reported as
+	// boundedly as a run's denials are.
+	var missing sandbox.Denials
+	for _, m := range perm.Missing {
+		missing.Add(m)
+	}
+	if !missing.Empty() {
+		d.log.Warn("permissions not granted", "tool", t.Spec.Name, "missing", missing.Kept, "more", missing.More)
 	}
 	r.Stdin, r.Reporter = args, rep
 	if len(perm.HTTP.Rules) > 0 {
@@ -334,15 +340,15 @@ func (d *Dispatcher) call(ctx context.Context, cat *registry.Catalog, t *registr
 		go d.refill(t, prog, r, slot)
 		slot = nil
 	}
-	if len(run.Denials) > 0 {
-		d.log.Warn("permission denied", "tool", t.Spec.Name, "denied", run.Denials)
+	if !run.Denials.Empty() {
+		d.log.Warn("permission denied", "tool", t.Spec.Name, "denied", run.Denials.Kept, "more", run.Denials.More)
 	}
 	if run.Failure != nil {
 		if run.Failure.Cause != nil {
 			// What the engine said is for the operator, never the model.
 			d.log.Debug("run failed", "tool", t.Spec.Name, "kind", run.Failure.Kind, "cause", run.Failure.Cause)
 		}
-		return denied(errorResult(failureText(t.Spec.Name, run)), perm.Missing, run.Denials), outcome{kind: string(run.Failure.Kind), peak: run.PeakMemory, queued: queued}
+		return denied(errorResult(failureText(t.Spec.Name, run)), missing, run.Denials), outcome{kind: string(run.Failure.Kind), peak: run.PeakMemory, queued: queued}
 	}
 	res, err := Result(t, run.Stdout, d.log)
 	if err != nil {
@@ -351,7 +357,7 @@ func (d *Dispatcher) call(ctx context.Context, cat *registry.Catalog, t *registr
 	kind := observe.OK
 	if res.IsError {
 		kind = observe.ToolError
-		res = denied(res, perm.Missing, run.Denials)
+		res = denied(res, missing, run.Denials)
 	}
 	return res, outcome{kind: kind, peak: run.PeakMemory, queued: queued}
 }
@@ -397,16 +403,21 @@ func (s *serverLog) Progress(progress, total float64, msg string) {
 
 // denied adds to a failed call's result what permissions it lacked and how
 // an operator grants them: the model can pass that on, where a bare
-// "permission denied" would leave everyone guessing.
-func denied(res *mcp.CallToolResult, missing, denials []string) *mcp.CallToolResult {
-	if len(missing) == 0 && len(denials) == 0 {
+// "permission denied" would leave everyone guessing. What the run was
+// denied comes first, then what the manifest asks for and the policy does
+// not grant.
+func denied(res *mcp.CallToolResult, missing, denials sandbox.Denials) *mcp.CallToolResult {
+	if denials.Empty() && missing.Empty() {
 		return res
 	}
 	var b strings.Builder
 	b.WriteString("permissions this call lacked (the server's operator grants them in its policy file):")
-	for _, d := range append(slices.Clone(denials), missing...) {
+	for _, d := range append(slices.Clone(denials.Kept), missing.Kept...) {
 		b.WriteString("\n- ")
 		b.WriteString(d)
+	}
+	if more := denials.More + missing.More; more > 0 {
+		fmt.Fprintf(&b, "\n- and %d more", more)
 	}
 	res.Content = append(res.Content, &mcp.TextContent{Text: b.String()})
 	return res

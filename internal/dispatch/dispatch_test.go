@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -598,6 +599,26 @@ func TestPreviewIsBounded(t *testing.T) {
 	}
 	if got := preview([]byte("\xff")); !utf8.ValidString(got) {
 		t.Errorf("preview of invalid UTF-8 = %q", got)
+	}
+}
+
+// TestDeniedListsAFewAndCountsTheRest: a failed call's text lists the run's
+// denials, then what the manifest lacks, and one line counting those left
+// out of either.
+func TestDeniedListsAFewAndCountsTheRest(t *testing.T) {
+	var denials, missing sandbox.Denials
+	for i := range sandbox.MaxDenials + 3 {
+		denials.Add(fmt.Sprint("http host \"h", i, ".test\""))
+	}
+	missing.Add("directory /notes: grant it under modules.m.dirs")
+	res := denied(errorResult("t failed"), missing, denials)
+	got := res.Content[len(res.Content)-1].(*mcp.TextContent).Text
+	lines := strings.Split(got, "\n")
+	if len(lines) != 1+sandbox.MaxDenials+1+1 || lines[1] != `- http host "h0.test"` || lines[len(lines)-2] != "- directory /notes: grant it under modules.m.dirs" || lines[len(lines)-1] != "- and 3 more" {
+		t.Errorf("denied text:\n%s\nwant the %d denials kept, the missing directory, then \"- and 3 more\"", got, sandbox.MaxDenials)
+	}
+	if res := denied(errorResult("t failed"), sandbox.Denials{}, sandbox.Denials{}); len(res.Content) != 1 {
+		t.Errorf("with nothing denied, denied added %d blocks", len(res.Content)-1)
 	}
 }
 

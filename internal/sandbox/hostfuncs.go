@@ -30,8 +30,8 @@ type runState struct {
 	lastProgress float64
 
 	http    HTTPDoer
-	pending []byte   // the last http_request's answer, until http_response takes it
-	denials []string // permissions the guest lacked, for the call's error text
+	pending []byte  // the last http_request's answer, until http_response takes it
+	denials Denials // permissions the guest lacked, for the call's error text
 }
 
 // hostFunctionNames are the functions of the wasmcp host module.

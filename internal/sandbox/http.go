@@ -71,15 +71,17 @@ func (st *runState) httpRequest(ctx context.Context, mem guestMemory, ptr, n, le
 		body = b
 	}
 	if st.http == nil {
-		msg := "http requests to " + req.URL + ": this tool has no http grant in the server's policy"
-		st.denials = append(st.denials, msg)
+		// The guest chose the URL, and its length: what it is told and
+		// what is kept of it are cut alike.
+		msg := clip("http requests to "+req.URL+": this tool has no http grant in the server's policy", MaxDenialLen)
+		st.denials.Add(msg)
 		return st.answer(mem, lenPtr, abi.ErrDenied, httpAnswer{Error: msg})
 	}
 	resp, err := st.http.Do(ctx, egress.Request{Method: req.Method, URL: req.URL, Header: req.Headers, Body: body, Secret: req.Secret})
 	if err != nil {
 		var denied *egress.Denied
 		if errors.As(err, &denied) {
-			st.denials = append(st.denials, denied.Permission)
+			st.denials.Add(denied.Permission)
 		}
 		return st.answer(mem, lenPtr, httpCode(err), httpAnswer{Error: err.Error()})
 	}

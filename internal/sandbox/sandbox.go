@@ -313,7 +313,7 @@ type Outcome struct {
 	PeakMemory int64
 	Duration   time.Duration
 	// Denials are the permissions the guest tried to use and lacked.
-	Denials []string
+	Denials Denials
 }
 
 var (
