@@ -226,7 +226,10 @@ var ErrUnknownTool = registry.ErrUnknownTool
 
 // Call runs one tool call. args is the call's "arguments" JSON; empty or
 // null means {}. rep, if not nil, receives the tool's log and progress
-// reports; they also go to the server's log at debug level.
+// reports, from a goroutine of their own (see notifier): it may block
+// without holding up the tool, which never waits for a client. Call
+// returns once those reports are delivered, or dropped after notifyGrace.
+// They also go to the server's log at debug level.
 func (d *Dispatcher) Call(ctx context.Context, name string, args json.RawMessage, rep sandbox.Reporter) (*mcp.CallToolResult, error) {
 	cat, t, err := d.reg.Acquire(name)
 	if err != nil {
@@ -235,7 +238,25 @@ func (d *Dispatcher) Call(ctx context.Context, name string, args json.RawMessage
 	defer t.Module.Release()
 	start := time.Now()
 	d.observer.CallStarted(name)
+	var n *notifier
+	if rep != nil {
+		n = newNotifier(rep)
+		rep = n
+	}
 	res, outcome := d.call(ctx, cat, t, args, &serverLog{log: d.log, tool: name, next: rep})
+	if n != nil {
+		// The run slot is free by now: only this call's answer waits.
+		// Progress reports left out are the usual course with a tool
+		// that reports faster than a client reads; log messages are not.
+		logs, progress := n.finish(notifyGrace)
+		level := slog.LevelDebug
+		if logs > 0 {
+			level = slog.LevelWarn
+		}
+		if logs+progress > 0 {
+			d.log.Log(context.Background(), level, "notifications dropped: the client took them more slowly than the tool sent them", "tool", name, "logs", logs, "progress", progress)
+		}
+	}
 	dur := time.Since(start)
 	d.observer.CallFinished(observe.Call{Tool: name, Outcome: outcome.kind, Duration: dur, QueueWait: outcome.queued, PeakMemory: outcome.peak})
 	d.logCall(name, outcome, dur, args)
