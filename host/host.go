@@ -96,7 +96,7 @@ type Config struct {
 type Limits struct {
 	Timeout time.Duration // of its run
 	Memory  int64         // bytes of memory: linear memory, tables, globals
-	Output  int64         // bytes of stdout, and separately of stderr
+	Output  int64         // bytes of stdout, and separately of stderr, and of the answer JSON-encoded
 }
 
 // DefaultLimits are the ceilings a zero Limits field stands for.

@@ -41,7 +41,7 @@ func (f *hostFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.tools, "tools", "tools", "`directory` of .wasm tool modules")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "ceiling on one call's run time; a manifest may ask for less")
 	fs.Var(&f.memory, "memory", "ceiling on one call's memory: linear memory, tables and globals (e.g. 64MiB); a manifest may ask for less")
-	fs.Var(&f.output, "output", "ceiling on one call's stdout, and separately its stderr (e.g. 1MiB)")
+	fs.Var(&f.output, "output", "ceiling on one call's stdout, and separately its stderr, and on its answer as sent, JSON-encoded (e.g. 1MiB)")
 	fs.IntVar(&f.concurrency, "concurrency", 2*runtime.GOMAXPROCS(0), "calls that may run at once")
 	fs.DurationVar(&f.queueTimeout, "queue-timeout", 5*time.Second, "how long a call waits for a free slot before it is answered busy")
 	fs.StringVar(&f.engine, "engine", host.Engines()[0], "WebAssembly `engine`: "+strings.Join(host.Engines(), " or ")+" (wasmtime needs a build tagged wasmtime)")

@@ -375,6 +375,16 @@ func (d *Dispatcher) call(ctx context.Context, cat *registry.Catalog, t *registr
 	if err != nil {
 		return errorResult(fmt.Sprintf("%s returned an unusable result: %v", t.Spec.Name, err)), outcome{kind: observe.BadOutput, peak: run.PeakMemory, queued: queued}
 	}
+	// The output limit bounds the answer as the SDK will encode it too:
+	// encoding multiplies it, six times for control characters, and the
+	// SDK holds it, and copies of it, until it is sent.
+	size, err := encodedSize(res)
+	switch {
+	case err != nil:
+		return errorResult(fmt.Sprintf("%s returned an unusable result: %v", t.Spec.Name, err)), outcome{kind: observe.BadOutput, peak: run.PeakMemory, queued: queued}
+	case int64(size) > t.Module.Limits.Output:
+		return errorResult(answerTooLong(t.Spec.Name, size, t.Module.Limits.Output)), outcome{kind: string(sandbox.OutputLimit), peak: run.PeakMemory, queued: queued}
+	}
 	kind := observe.OK
 	if res.IsError {
 		kind = observe.ToolError
@@ -442,6 +452,13 @@ func denied(res *mcp.CallToolResult, missing, denials sandbox.Denials) *mcp.Call
 	}
 	res.Content = append(res.Content, &mcp.TextContent{Text: b.String()})
 	return res
+}
+
+// answerTooLong says why an answer over the output limit was not sent.
+func answerTooLong(tool string, size int, limit int64) string {
+	return fmt.Sprintf("%s's answer would be %d bytes once encoded as JSON for the client, over the tool's output limit of %s, which bounds the answer as sent as well as what the tool writes: "+
+		"in the answer a control character, <, > or & takes 6 bytes, a quote, a backslash or a line break 2, and in json mode the object comes twice (as structuredContent and as text). "+
+		"Have the tool write less, or ask the server's operator for a higher output limit (--output, or limits.output in the tool's manifest)", tool, size, abi.Size(limit))
 }
 
 func errorResult(text string) *mcp.CallToolResult {

@@ -884,3 +884,39 @@ func TestWarmCompilesEveryModule(t *testing.T) {
 		t.Error(`no "warm-up done" in the log`)
 	}
 }
+
+// TestOutputLimitBoundsTheEncodedAnswer: the output limit (64 KiB here)
+// bounds the answer as the SDK will encode it, not only what the tool
+// wrote. Control characters take six bytes each; json mode sends its
+// object twice; a result's U+2028 takes six bytes for its three.
+func TestOutputLimitBoundsTheEncodedAnswer(t *testing.T) {
+	f := newFixture(t, map[string]module{
+		"ctlbytes": {wat: "ctlbytes", manifest: manifest(tool("ctl", "", anyObject, ""))},
+		"echo":     {wat: "echo", manifest: manifest(tool("json", "json", anyObject, ""), tool("result", "result", anyObject, ""))},
+	}, Options{})
+	limit := int(ceilings.Output)
+	for _, tc := range []struct {
+		name, tool, args string
+		fits             bool
+	}{
+		{"control characters that fit", "ctl", fmt.Sprintf(`{"n":%d}`, limit/6-1), true},
+		{"control characters that do not", "ctl", fmt.Sprintf(`{"n":%d}`, limit/6+1), false},
+		{"a json object that fits twice", "json", `{"s":"` + strings.Repeat("a", limit/2-20) + `"}`, true},
+		{"a json object that does not", "json", `{"s":"` + strings.Repeat("a", limit/2) + `"}`, false},
+		{"a result that does not", "result", `{"content":[{"type":"text","text":"` + strings.Repeat("\u2028", limit/6+1) + `"}]}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := call(t, f.d, tc.tool, tc.args)
+			got := res.Content[0].(*mcp.TextContent).Text
+			switch {
+			case tc.fits && res.IsError:
+				t.Errorf("refused: %.300s", got)
+			case !tc.fits && (!res.IsError || !strings.Contains(got, "once encoded as JSON") || !strings.Contains(got, "output limit of 64KiB") || !strings.Contains(got, "--output")):
+				t.Errorf("answer of %d bytes (isError %v): %.300s; want it refused, naming the limit and --output", len(got), res.IsError, got)
+			}
+		})
+	}
+	if f.log.lastOutcome() != string(sandbox.OutputLimit) {
+		t.Errorf("a refused answer's outcome is %q; want %q", f.log.lastOutcome(), sandbox.OutputLimit)
+	}
+}

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -259,5 +260,43 @@ func TestDenialsKeepDistinctOnesAndCountTheRest(t *testing.T) {
 	d.Add("denial 0")
 	if d.More != 7 {
 		t.Errorf("a kept denial again counted as one more: %d", d.More)
+	}
+}
+
+// bodyOf answers every request with its body.
+type bodyOf []byte
+
+func (b bodyOf) Do(context.Context, egress.Request) (*egress.Response, error) {
+	return &egress.Response{Status: 200, Body: b}, nil
+}
+
+// TestHTTPAnswerIsBoundedByTheMemoryLimit: an answer waits in the host
+// until the guest takes it, so one that, encoded, is larger than the
+// guest's memory limit (which it could never take) is refused before it is
+// made: a body of control characters takes six times its size as a JSON
+// string, one that is not UTF-8 four thirds as base64.
+func TestHTTPAnswerIsBoundedByTheMemoryLimit(t *testing.T) {
+	c := compile(t, newEngine(t), "httpcall")
+	lim := small
+	lim.Memory = 1 << 20
+	for _, tc := range []struct {
+		name string
+		body []byte
+		code rune
+		says string
+	}{
+		{"control characters that fit", bytes.Repeat([]byte{1}, 1000), '0', `"body":"\u0001\u0001`},
+		{"control characters that would not", bytes.Repeat([]byte{1}, 200<<10), '8', "the response's body of 200 KiB would take 1.172 MiB as the answer's body, more than this tool's memory limit of 1 MiB could ever hold"},
+		{"binary that would not", bytes.Repeat([]byte{0xff}, 800<<10), '8', "the response's body of 800 KiB would take 1.042 MiB as the answer's body_base64"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := c.Run(context.Background(), Run{Stdin: []byte(`{"url":"https://api.test/"}`), Limits: lim, HTTP: bodyOf(tc.body)})
+			if out.Failure != nil {
+				t.Fatalf("run: %+v", out.Failure)
+			}
+			if got := string(out.Stdout); !strings.HasPrefix(got, string(tc.code)) || !strings.Contains(got, tc.says) {
+				t.Errorf("answer %.300s; want code %c saying %q", got, tc.code, tc.says)
+			}
+		})
 	}
 }

@@ -45,7 +45,7 @@ func (c *Compiled) launch(r Run, stdin io.Reader) (*instance, *Failure) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	in := &instance{
 		ctx: ctx, cancel: cancel, lim: lim, reserve: c.reserve,
-		state: &runState{reporter: r.Reporter, lastProgress: math.Inf(-1), http: r.HTTP},
+		state: &runState{reporter: r.Reporter, lastProgress: math.Inf(-1), http: r.HTTP, maxAnswer: lim.Memory},
 		done:  make(chan ending, 1),
 	}
 	in.stdout = &cappedBuffer{limit: lim.Output, onFull: func() { cancel(errStdoutLimit) }}

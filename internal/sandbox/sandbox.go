@@ -32,7 +32,7 @@ const pageSize = 64 << 10
 type Limits struct {
 	Timeout time.Duration
 	Memory  int64 // bytes of linear memory
-	Output  int64 // bytes of stdout, and separately of stderr
+	Output  int64 // bytes of stdout, and separately of stderr (dispatch bounds the answer by it too)
 }
 
 // Config configures an Engine.
