@@ -234,16 +234,7 @@ func (r *recorder) count(msg string) int {
 }
 
 // lastOutcome returns the outcome of the last call logged.
-func (r *recorder) lastOutcome() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for i := len(r.records) - 1; i >= 0; i-- {
-		if r.records[i].msg == "call" {
-			return r.records[i].attrs["outcome"]
-		}
-	}
-	return ""
-}
+func (r *recorder) lastOutcome() string { return r.last("call")["outcome"] }
 
 func call(t *testing.T, h *Dispatcher, name, args string) *mcp.CallToolResult {
 	t.Helper()
@@ -622,6 +613,26 @@ func TestDeniedListsAFewAndCountsTheRest(t *testing.T) {
 	}
 }
 
+// TestMissingPermissionsAreBounded: a manifest may ask for many
+// permissions the policy does not grant; a failed call lists a few and
+// counts the rest, and so does its log line.
+func TestMissingPermissionsAreBounded(t *testing.T) {
+	m := manifest(tool("fail", "", anyObject, ""))
+	m.Permissions = &abi.Permissions{}
+	for i := range sandbox.MaxDenials + 12 {
+		m.Permissions.Env = append(m.Permissions.Env, fmt.Sprint("VAR_", i))
+	}
+	f := newFixture(t, map[string]module{"fail": {wat: "fail", manifest: m}}, Options{})
+	res := call(t, f.d, "fail", "")
+	got := res.Content[len(res.Content)-1].(*mcp.TextContent).Text
+	if !res.IsError || strings.Count(got, "\n- ") != sandbox.MaxDenials+1 || !strings.HasSuffix(got, "\n- and 12 more") {
+		t.Errorf("the failed call's last block:\n%s\nwant %d permissions, then \"- and 12 more\"", got, sandbox.MaxDenials)
+	}
+	if more := f.log.last("permissions not granted")["more"]; more != "12" {
+		t.Errorf("the log line counts %q more; want 12", more)
+	}
+}
+
 func TestTailText(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -803,12 +814,12 @@ func TestCallsRunConcurrently(t *testing.T) {
 	wg.Wait()
 }
 
-// lastCall returns the attributes of the last call logged.
-func (r *recorder) lastCall() map[string]string {
+// last returns the attributes of the last record with the message.
+func (r *recorder) last(msg string) map[string]string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i := len(r.records) - 1; i >= 0; i-- {
-		if r.records[i].msg == "call" {
+		if r.records[i].msg == msg {
 			return r.records[i].attrs
 		}
 	}
@@ -820,7 +831,7 @@ func TestArgumentsAreLoggedOnlyWhenAsked(t *testing.T) {
 	for _, logArgs := range []bool{false, true} {
 		f := newFixture(t, standard(), Options{LogArguments: logArgs})
 		call(t, f.d, "text", secret)
-		attrs := f.log.lastCall()
+		attrs := f.log.last("call")
 		if attrs["tool"] != "text" || attrs["outcome"] == "" || attrs["duration"] == "" || attrs["peak_memory"] == "" {
 			t.Errorf("call log line = %v; want tool, outcome, duration and peak memory", attrs)
 		}
