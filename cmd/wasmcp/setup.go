@@ -49,7 +49,7 @@ func (f *hostFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fs.BoolVar(&f.logArguments, "log-arguments", false, "add each call's arguments to its log line (they may hold private data)")
-	fs.IntVar(&f.prewarm, "prewarm", 8, "instances to keep started ahead of their calls: at start for the tools of the largest modules, then one per recently called tool (0: none); each call still gets a fresh one")
+	fs.IntVar(&f.prewarm, "prewarm", 8, "instances to keep started ahead of their calls: at start for the tools of the largest modules, then one per recently called tool (0: none); each call still gets a fresh one. Together they hold at most --concurrency × --memory (what their guests' start-ups took), each until a call takes it or for a minute at most")
 	fs.StringVar(&f.policyFile, "policy", "", "YAML `file` granting tools files, environment, network and secrets (none: tools get none)")
 	d := host.DefaultCompileLimits()
 	f.compileMem = abi.Size(d.Memory)

@@ -67,7 +67,9 @@ type Options struct {
 	// variable on; nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
 	// Prewarm keeps up to this many instances started ahead of their calls
-	// (0: none); see package prewarm.
+	// (0: none), holding together at most the memory that Concurrency
+	// calls may: so preparing ahead never holds more than the calls
+	// themselves. See package prewarm.
 	Prewarm int
 }
 
@@ -109,7 +111,7 @@ func New(reg *registry.Registry, opts Options) *Dispatcher {
 	if d.lookupEnv == nil {
 		d.lookupEnv = os.LookupEnv
 	}
-	d.pool = prewarm.New(opts.Prewarm, d.log, func(t *registry.Tool) bool {
+	d.pool = prewarm.New(opts.Prewarm, int64(n)*reg.Ceilings().Memory, d.log, func(t *registry.Tool) bool {
 		served, ok := reg.Current().Lookup(t.Spec.Name)
 		return ok && served == t
 	})
