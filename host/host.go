@@ -54,7 +54,9 @@ type Config struct {
 	// is answered "busy" (default 5 s; negative: it does not wait).
 	QueueTimeout time.Duration
 	// Prewarm is how many instances may be started ahead of their calls
-	// (0: none). Every call still gets a fresh instance.
+	// (0: none). Every call still gets a fresh instance. Together they
+	// hold at most Concurrency × Limits.Memory (what their guests'
+	// start-ups took), each until a call takes it or for a minute at most.
 	Prewarm int
 	// Engine names the WebAssembly engine (default wazero; Engines lists
 	// what this build has).
@@ -96,7 +98,7 @@ type Config struct {
 type Limits struct {
 	Timeout time.Duration // of its run
 	Memory  int64         // bytes of memory: linear memory, tables, globals
-	Output  int64         // bytes of stdout, and separately of stderr
+	Output  int64         // bytes of stdout, and separately of stderr, and of the answer JSON-encoded
 }
 
 // DefaultLimits are the ceilings a zero Limits field stands for.

@@ -105,6 +105,9 @@ func Open(opts Options) (*Registry, error) {
 	return r, nil
 }
 
+// Ceilings returns the server's limits, which no module's exceed.
+func (r *Registry) Ceilings() sandbox.Limits { return r.opts.Ceilings }
+
 // Current returns the catalog in service.
 func (r *Registry) Current() *Catalog { return r.current.Load() }
 

@@ -29,9 +29,14 @@ type runState struct {
 	progress     int
 	lastProgress float64
 
-	http    HTTPDoer
-	pending []byte   // the last http_request's answer, until http_response takes it
-	denials []string // permissions the guest lacked, for the call's error text
+	http HTTPDoer
+	// pending is the last http_request's answer, until http_response
+	// takes it; a body that would make it longer than maxAnswer (the
+	// run's memory limit, which no larger answer could fit in) is
+	// refused.
+	pending   []byte
+	maxAnswer int64
+	denials   Denials // permissions the guest lacked, for the call's error text
 }
 
 // hostFunctionNames are the functions of the wasmcp host module.

@@ -32,7 +32,7 @@ const pageSize = 64 << 10
 type Limits struct {
 	Timeout time.Duration
 	Memory  int64 // bytes of linear memory
-	Output  int64 // bytes of stdout, and separately of stderr
+	Output  int64 // bytes of stdout, and separately of stderr (dispatch bounds the answer by it too)
 }
 
 // Config configures an Engine.
@@ -313,7 +313,7 @@ type Outcome struct {
 	PeakMemory int64
 	Duration   time.Duration
 	// Denials are the permissions the guest tried to use and lacked.
-	Denials []string
+	Denials Denials
 }
 
 var (
@@ -354,6 +354,9 @@ const trapWASIArguments = "a WASI call was given an argument it cannot use (a po
 type memoryUse interface {
 	// peak is the largest size the memory had, in bytes.
 	peak() uint64
+	// held is what the engine holds for the memory now, in bytes: at
+	// least its size, at most the limit.
+	held() uint64
 	// refused is the largest size refused to the guest, 0 if none. A
 	// backend that cannot see refusals says so (exact false) and guesses
 	// from how close to the limit the memory ended.

@@ -261,6 +261,29 @@ func TestPreparedInstanceCanBeDiscarded(t *testing.T) {
 	}
 }
 
+// TestPreparedInstanceSaysWhatItHolds: a prepared instance counts the
+// memory the engine holds for it, within its limit, and the output its
+// start-up wrote. growthenread grows to 129 pages, a page at a time:
+// wazero's meter holds room to grow ahead of it, to the next power of two
+// (256 pages, the limit here); wasmtime, the memory's size.
+func TestPreparedInstanceSaysWhatItHolds(t *testing.T) {
+	e := newEngine(t)
+	grown := int64(129 * pageSize)
+	if e.Name() == "wazero" {
+		grown = small.Memory
+	}
+	for name, want := range map[string]int64{"echo": pageSize, "growthenread": grown + 100} {
+		p := compile(t, e, name).Prepare(context.Background(), Run{Limits: small})
+		if p == nil {
+			t.Fatalf("%s was not prepared", name)
+		}
+		if got := p.Memory(); got != want {
+			t.Errorf("%s holds %d bytes, it says; want %d", name, got, want)
+		}
+		p.Discard()
+	}
+}
+
 func TestWASIListMatchesWazero(t *testing.T) {
 	ctx := context.Background()
 	rt := wazero.NewRuntime(ctx)

@@ -287,6 +287,7 @@ func (p *wasmtimeProgram) close(context.Context) error {
 type wtRun struct {
 	b         *wasmtimeBackend
 	in        *instance
+	mem       *wtMemory
 	stdin     io.Reader
 	args, env []string // as args_get and environ_get give them
 	mounted   bool     // WASI's own serve descriptors but stdout and stderr
@@ -299,12 +300,14 @@ type wtRun struct {
 }
 
 // wtMemory is what wasmtime knows of an instance's memory: its size at
-// the end, and its limit. It cannot see a refused grow, so a run that
-// failed with its memory within an eighth of its limit is put down to the
-// limit.
+// the end (and, for a prepared instance, when it first waits for stdin),
+// and its limit. It cannot see a refused grow, so a run that failed with
+// its memory within an eighth of its limit is put down to the limit.
 type wtMemory struct{ size, limit uint64 }
 
 func (m *wtMemory) peak() uint64 { return m.size }
+
+func (m *wtMemory) held() uint64 { return m.size }
 
 func (m *wtMemory) refused() (uint64, bool) {
 	if m.size+max(m.limit/8, pageSize) > m.limit {
@@ -318,7 +321,7 @@ func (p *wasmtimeProgram) prepares(r Run) bool { return len(r.Mounts) == 0 }
 func (p *wasmtimeProgram) start(in *instance, r Run, stdin io.Reader) *Failure {
 	mem := &wtMemory{limit: uint64(r.Limits.Memory)}
 	in.mem = mem
-	run := &wtRun{b: p.b, in: in, stdin: stdin, args: r.Args, mounted: len(r.Mounts) > 0}
+	run := &wtRun{b: p.b, in: in, mem: mem, stdin: stdin, args: r.Args, mounted: len(r.Mounts) > 0}
 	for k, v := range r.Env {
 		run.env = append(run.env, k+"="+v)
 	}
@@ -548,6 +551,9 @@ func fdRead(c *wt.Caller, fd, iovs, n, nreadPtr int32) (int32, *wt.Trap) {
 	if run.in.ctx.Err() != nil {
 		return 0, errStopped()
 	}
+	// A prepared instance holds this much while it waits here for its
+	// call (Prepared.Memory); its memory cannot grow meanwhile.
+	run.mem.size = uint64(len(mem))
 	total := 0
 	for i := range int(n) {
 		buf, _ := mem.span(iovec(table, i))

@@ -164,6 +164,10 @@ type meter struct {
 
 func (m *meter) peak() uint64 { return m.max }
 
+// held is the buffer's capacity: it grows ahead of the guest, up to the
+// limit, so that growing a page at a time does not copy every time.
+func (m *meter) held() uint64 { return uint64(cap(m.buf)) }
+
 func (m *meter) refused() (uint64, bool) { return m.denied, true }
 
 // Allocate implements experimental.MemoryAllocator. Multi-memory is refused
