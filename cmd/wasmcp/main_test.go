@@ -389,6 +389,7 @@ func TestInspectReportsProblems(t *testing.T) {
 		{"no manifest", "echo", "no manifest"},
 		{"no _start", "nostart", `exports no "_start" function`},
 		{"bad import", "badimport", "env.open_socket"},
+		{"bad import type", "badsig", "imports wasmcp.log as (i64) -> i64, but wasmcp defines it (docs/abi.md) as (i32, i32, i32) -> i32"},
 	} {
 		path := wattest.Write(t, dir, tc.wat, strings.ReplaceAll(tc.name, " ", "_"))
 		in, r := inspectJSON(t, path)

@@ -205,6 +205,7 @@ func TestBrokenFilesAreSkippedAndOthersLoad(t *testing.T) {
 		{"badname", echo, manifestFor("has space"), "name must match"},
 		{"badabi", echo, `{"abi":2,"tools":[{"name":"badabi","description":"d","inputSchema":{"type":"object"}}]}`, "asks for abi 2"},
 		{"badimport", wattest.Build(t, "badimport"), manifestFor("badimport"), `imports env.open_socket, but wasmcp provides no module "env"`},
+		{"badsig", wattest.Build(t, "badsig"), manifestFor("badsig"), "imports wasmcp.log as (i64) -> i64, but wasmcp defines it (docs/abi.md) as (i32, i32, i32) -> i32"},
 		{"nostart", wattest.Build(t, "nostart"), manifestFor("nostart"), `exports no "_start" function`},
 		{"badembedded", embed(t, echo, `{"abi":1}`), "", "embedded manifest: manifest declares no tools"},
 		{"twoembedded", twoSections, "", `2 "wasmcp.manifest" custom sections`},

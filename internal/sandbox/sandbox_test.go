@@ -11,6 +11,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
+	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/internal/wasmbin"
 	"github.com/wasmcp/wasmcp/internal/wattest"
 )
@@ -162,8 +163,10 @@ func TestEachRunGetsAFreshInstance(t *testing.T) {
 func TestCheckModule(t *testing.T) {
 	e := newEngine(t)
 	for name, want := range map[string]string{
-		"badimport": "env.open_socket",
-		"nostart":   "_start",
+		"badimport":  "env.open_socket",
+		"nostart":    "_start",
+		"badsig":     "imports wasmcp.log as (i64) -> i64, but wasmcp defines it (docs/abi.md) as (i32, i32, i32) -> i32",
+		"badwasisig": "imports wasi_snapshot_preview1.fd_write as (i32) -> (), but WASI preview 1 defines it as (i32, i32, i32, i32) -> i32",
 	} {
 		m, err := wasmbin.Parse(wattest.Build(t, name))
 		if err != nil {
@@ -174,12 +177,43 @@ func TestCheckModule(t *testing.T) {
 			t.Errorf("CheckModule(%s) = %v; want an error naming %q", name, err, want)
 		}
 	}
-	m, err := wasmbin.Parse(wattest.Build(t, "echo"))
-	if err != nil {
-		t.Fatal(err)
+	// Between them, these import every host function and the WASI
+	// functions guests use most, each with its right type.
+	for _, name := range []string{"echo", "report", "httpcall", "wasihostile"} {
+		m, err := wasmbin.Parse(wattest.Build(t, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.CheckModule(m); err != nil {
+			t.Errorf("CheckModule(%s) = %v", name, err)
+		}
 	}
-	if err := e.CheckModule(m); err != nil {
-		t.Errorf("CheckModule(echo) = %v", err)
+}
+
+func TestDefineHostNeedsOneImplementationPerFunction(t *testing.T) {
+	impls := map[string]int{}
+	for _, f := range abi.HostFunctions {
+		impls[f.Name] = 1
+	}
+	var defined []string
+	if err := defineHost(impls, func(f abi.HostFunction, _ int) error {
+		defined = append(defined, f.Name)
+		return nil
+	}); err != nil || len(defined) != len(abi.HostFunctions) {
+		t.Fatalf("defineHost defined %v: %v", defined, err)
+	}
+	nop := func(abi.HostFunction, int) error { return nil }
+	delete(impls, "progress")
+	if err := defineHost(impls, nop); err == nil {
+		t.Error("an engine lacking progress started")
+	}
+	impls["progress"], impls["extra"] = 1, 1
+	if err := defineHost(impls, nop); err == nil {
+		t.Error("an engine implementing a function abi does not name started")
+	}
+	delete(impls, "log")
+	if err := defineHost(impls, nop); err == nil || !strings.Contains(err.Error(), "wasmcp.log") {
+		t.Errorf("an engine with extra in place of log: %v", err)
 	}
 }
 
