@@ -573,6 +573,32 @@ func TestCompiledReportsCompileErrorsToEveryCaller(t *testing.T) {
 	}
 }
 
+func TestTheCompilersWordsAreLoggedAtDebug(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "m.wasm")
+	writeFile(t, path, uncompilable())
+	writeSidecar(t, dir, "m", manifestFor("m"))
+	var logs bytes.Buffer
+	m, _, err := LoadFile(path, LoadOptions{Engine: newEngine(t), Ceilings: ceilings, Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Compiled(context.Background())
+	var refused *sandbox.RefusedError
+	if !errors.As(err, &refused) {
+		t.Fatalf("Compiled = %v; want the compiler's refusal", err)
+	}
+	var line string
+	for l := range strings.Lines(logs.String()) {
+		if strings.Contains(l, "the compiler refused a module") {
+			line = l
+		}
+	}
+	if !strings.Contains(line, path) || !strings.Contains(line, strings.Fields(refused.Compiler)[0]) {
+		t.Fatalf("no debug line with the file and the compiler's words %q:\n%s", refused.Compiler, logs.String())
+	}
+}
+
 func TestCompiledHonoursContext(t *testing.T) {
 	// A module whose compilation never finishes: the compiler is never
 	// started and done is never closed.

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -120,9 +121,14 @@ func (m *Module) Compiled(ctx context.Context) (*sandbox.Compiled, error) {
 			m.program, m.err = m.engine.Compile(context.Background(), m.wasm)
 			d := time.Since(start)
 			m.observer.Compiled(m.Path, d, m.err)
-			if m.err == nil {
+			var refused *sandbox.RefusedError
+			switch {
+			case m.err == nil:
 				m.log.Debug("module compiled", "file", m.Path, "duration", d)
 				m.wasm = nil // the compiled form is all that is needed now
+			case errors.As(m.err, &refused):
+				// The error is its gist; all of it is for debugging.
+				m.log.Debug("the compiler refused a module", "file", m.Path, "compiler", refused.Compiler)
 			}
 		}()
 	})

@@ -276,7 +276,9 @@ type Compiled struct {
 // (CheckModule), its custom sections are dropped (no engine needs them,
 // and names and debug information cost memory to decode), and its tables
 // are capped (wasmbin.CapTables). Errors for a compilation the limits
-// stopped wrap ErrCompileTime or ErrCompileMemory.
+// stopped wrap ErrCompileTime or ErrCompileMemory; the compiler's refusal
+// of an invalid module is a *RefusedError. No error names a path of the
+// host: those are in the engine's log.
 func (e *Engine) Compile(ctx context.Context, wasm []byte) (*Compiled, error) {
 	parsed, err := wasmbin.Parse(wasm)
 	if err != nil {
@@ -298,14 +300,14 @@ func (e *Engine) Compile(ctx context.Context, wasm []byte) (*Compiled, error) {
 		if e.closed {
 			return nil, ErrEngineClosed
 		}
-		return e.b.compile(cctx, wasm)
+		p, err := e.b.compile(cctx, wasm)
+		if err != nil {
+			return nil, e.compiled(err)
+		}
+		return p, nil
 	})
-	var limited *compileError
-	switch {
-	case errors.As(err, &limited), errors.Is(err, ErrEngineClosed):
+	if err != nil {
 		return nil, err
-	case err != nil:
-		return nil, fmt.Errorf("compiling: %s", compilerText(err.Error()))
 	}
 	c := &Compiled{p: p, reserve: reserve(parsed.Shape, tableMax)}
 	if len(parsed.Memories) == 1 {
