@@ -27,7 +27,7 @@ const hangGuard = 30 * time.Second
 
 var ceilings = sandbox.Limits{Timeout: 10 * time.Second, Memory: 32 << 20, Output: 1 << 20}
 
-func newEngine(t *testing.T) *sandbox.Engine {
+func newEngine(t testing.TB) *sandbox.Engine {
 	t.Helper()
 	e, err := sandbox.NewEngine(context.Background(), sandbox.Config{Engine: os.Getenv("WASMCP_ENGINE")})
 	if err != nil {
@@ -47,7 +47,7 @@ func manifestFor(names ...string) string {
 	return `{"abi":1,"tools":[` + strings.Join(tools, ",") + `]}`
 }
 
-func writeFile(t *testing.T, path string, data []byte) {
+func writeFile(t testing.TB, path string, data []byte) {
 	t.Helper()
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
@@ -55,7 +55,7 @@ func writeFile(t *testing.T, path string, data []byte) {
 }
 
 // writeSidecar writes stem.manifest.json into dir.
-func writeSidecar(t *testing.T, dir, stem, manifest string) string {
+func writeSidecar(t testing.TB, dir, stem, manifest string) string {
 	t.Helper()
 	path := filepath.Join(dir, stem+abi.SidecarSuffix)
 	writeFile(t, path, []byte(manifest))
