@@ -440,7 +440,7 @@ func TestReadRegularLimit(t *testing.T) {
 		{10, false},
 		{11, false},
 	} {
-		data, err := readRegular(path, tc.limit)
+		data, _, err := readRegular(path, tc.limit)
 		if gotErr := err != nil; gotErr != tc.wantErr {
 			t.Errorf("limit %d: err = %v; want error %v", tc.limit, err, tc.wantErr)
 		}
@@ -448,10 +448,10 @@ func TestReadRegularLimit(t *testing.T) {
 			t.Errorf("limit %d: data = %q", tc.limit, data)
 		}
 	}
-	if _, err := readRegular(dir, 1<<20); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+	if _, _, err := readRegular(dir, 1<<20); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("reading a directory: err = %v; want 'not a regular file'", err)
 	}
-	if _, err := readRegular(filepath.Join(dir, "absent"), 1<<20); !errors.Is(err, os.ErrNotExist) {
+	if _, _, err := readRegular(filepath.Join(dir, "absent"), 1<<20); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("reading a missing file: err = %v; want ErrNotExist", err)
 	}
 }
@@ -732,7 +732,7 @@ func TestClosingTheEngineWhileCompilingIsSafe(t *testing.T) {
 	}
 	// Compiling after the close fails cleanly.
 	late := loadOne(t, wattest.Build(t, "echo"))
-	late.engine = engine
+	late.inputs.engine = engine
 	if _, err := late.Compiled(context.Background()); err == nil {
 		t.Error("a module compiled on a closed engine")
 	}
