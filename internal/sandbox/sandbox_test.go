@@ -13,6 +13,7 @@ import (
 
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/internal/wasmbin"
+	"github.com/wasmcp/wasmcp/internal/wasmgen"
 	"github.com/wasmcp/wasmcp/internal/wattest"
 )
 
@@ -176,6 +177,16 @@ func TestCheckModule(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("CheckModule(%s) = %v; want an error naming %q", name, err, want)
 		}
+	}
+	// A function import whose type index names no type: the engine would
+	// refuse it; the check must not take it for a type.
+	untyped := wasmgen.Module(wasmgen.Section(2, wasmgen.Vec(wasmgen.Cat(wasmgen.Name(abi.HostModule), wasmgen.Name("log"), []byte{0x00, 0x00}))))
+	m, err := wasmbin.Parse(untyped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.CheckModule(m); err == nil || !strings.Contains(err.Error(), "imports wasmcp.log with a type index past the module's types") {
+		t.Errorf("CheckModule(an import of no type) = %v", err)
 	}
 	// Between them, these import every host function and the WASI
 	// functions guests use most, each with its right type.
