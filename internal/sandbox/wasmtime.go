@@ -122,6 +122,26 @@ func startsWithPointer(t reflect.Type) bool {
 	return f.Name == "_ptr" && f.Type.Kind() == reflect.Pointer && f.Offset == 0
 }
 
+// replaceFile puts data at path as a file of the server's user only, whole:
+// written beside it and renamed over it, because the workers and servers
+// that share a cache read the file as others write it, and a file
+// rewritten in place reads, for a moment, as empty or cut short.
+func replaceFile(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
 func newWasmtime(cfg Config) (backend, error) {
 	if !startsWithPointer(reflect.TypeFor[wt.Store]()) || !startsWithPointer(reflect.TypeFor[wt.WasiConfig]()) {
 		return nil, errors.New("wasmtime-go's Store or WasiConfig no longer starts with its C pointer; wasmcp was written for the version in go.mod")
@@ -141,7 +161,7 @@ func newWasmtime(cfg Config) (backend, error) {
 		dir := filepath.Join(cfg.CacheDir, "wasmtime")
 		toml := filepath.Join(cfg.CacheDir, "wasmtime.toml")
 		// strconv.Quote's escapes are TOML's for any path.
-		if err := os.WriteFile(toml, []byte("[cache]\ndirectory = "+strconv.Quote(dir)+"\n"), 0o600); err != nil {
+		if err := replaceFile(toml, []byte("[cache]\ndirectory = "+strconv.Quote(dir)+"\n")); err != nil {
 			return nil, fmt.Errorf("compilation cache: %w", err)
 		}
 		if err := c.CacheConfigLoad(toml); err != nil {
