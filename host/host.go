@@ -128,7 +128,10 @@ func DefaultCompileLimits() CompileLimits {
 }
 
 // Worker is how to start a compile worker: a process that calls RunWorker
-// with the arguments after Args.
+// with the arguments after Args. A program that is its own worker should
+// give /proc/self/exe as Path where the system has it, as wasmcp does: an
+// upgrade in place leaves the path it was started from naming no file, or
+// another version.
 type Worker struct {
 	Path string
 	Args []string

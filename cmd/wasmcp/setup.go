@@ -105,9 +105,9 @@ func (f *hostFlags) logger(stderr io.Writer) (*slog.Logger, error) {
 }
 
 // config is the host.Config the flags ask for. Modules compile in worker
-// processes of this binary (the compile-worker command), which is what
-// bounds a compilation's memory; a binary that cannot find itself compiles
-// in process, and says so.
+// processes of this binary (the compile-worker command, started from
+// self), which is what bounds a compilation's memory; a binary that cannot
+// find itself compiles in process, and says so.
 func (f *hostFlags) config(log *slog.Logger) host.Config {
 	queue := f.queueTimeout
 	if queue == 0 {
@@ -127,13 +127,30 @@ func (f *hostFlags) config(log *slog.Logger) host.Config {
 		LogArguments: f.logArguments,
 		Version:      version,
 	}
-	exe, err := os.Executable()
+	exe, err := self()
 	if err != nil {
 		log.Warn("compiling in process: the compile worker cannot be started, so --compile-memory does not hold", "reason", err)
 		return cfg
 	}
 	cfg.Worker = &host.Worker{Path: exe, Args: []string{workerCommand}}
 	return cfg
+}
+
+// procSelf names, on Linux, the file the running process was started from,
+// even once no path leads to it.
+const procSelf = "/proc/self/exe"
+
+// self is the path compile workers are started from. procSelf where the
+// system has it: an upgrade in place removes or replaces the server's
+// binary, after which its path names no file, or another version, whose
+// workers might leave code in the cache this server cannot use; procSelf
+// still starts this server's own code. Elsewhere, the path it was started
+// from.
+func self() (string, error) {
+	if _, err := os.Stat(procSelf); err == nil {
+		return procSelf, nil
+	}
+	return os.Executable()
 }
 
 // open checks the flags and opens the server they describe; adjust, if

@@ -27,6 +27,9 @@ type Catalog struct {
 
 	byName     map[string]*Tool
 	policyHash string // of the policy file's content, "" without one
+	// loads are what loading each file gave, by path, for the files whose
+	// stamp may hold at the next reload (see scan).
+	loads map[string]loaded
 }
 
 // LoadError records a file that was skipped, and why.

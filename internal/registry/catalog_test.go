@@ -27,7 +27,7 @@ const hangGuard = 30 * time.Second
 
 var ceilings = sandbox.Limits{Timeout: 10 * time.Second, Memory: 32 << 20, Output: 1 << 20}
 
-func newEngine(t *testing.T) *sandbox.Engine {
+func newEngine(t testing.TB) *sandbox.Engine {
 	t.Helper()
 	e, err := sandbox.NewEngine(context.Background(), sandbox.Config{Engine: os.Getenv("WASMCP_ENGINE")})
 	if err != nil {
@@ -47,7 +47,7 @@ func manifestFor(names ...string) string {
 	return `{"abi":1,"tools":[` + strings.Join(tools, ",") + `]}`
 }
 
-func writeFile(t *testing.T, path string, data []byte) {
+func writeFile(t testing.TB, path string, data []byte) {
 	t.Helper()
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
@@ -55,7 +55,7 @@ func writeFile(t *testing.T, path string, data []byte) {
 }
 
 // writeSidecar writes stem.manifest.json into dir.
-func writeSidecar(t *testing.T, dir, stem, manifest string) string {
+func writeSidecar(t testing.TB, dir, stem, manifest string) string {
 	t.Helper()
 	path := filepath.Join(dir, stem+abi.SidecarSuffix)
 	writeFile(t, path, []byte(manifest))
@@ -205,6 +205,7 @@ func TestBrokenFilesAreSkippedAndOthersLoad(t *testing.T) {
 		{"badname", echo, manifestFor("has space"), "name must match"},
 		{"badabi", echo, `{"abi":2,"tools":[{"name":"badabi","description":"d","inputSchema":{"type":"object"}}]}`, "asks for abi 2"},
 		{"badimport", wattest.Build(t, "badimport"), manifestFor("badimport"), `imports env.open_socket, but wasmcp provides no module "env"`},
+		{"badsig", wattest.Build(t, "badsig"), manifestFor("badsig"), "imports wasmcp.log as (i64) -> i64, but wasmcp defines it (docs/abi.md) as (i32, i32, i32) -> i32"},
 		{"nostart", wattest.Build(t, "nostart"), manifestFor("nostart"), `exports no "_start" function`},
 		{"badembedded", embed(t, echo, `{"abi":1}`), "", "embedded manifest: manifest declares no tools"},
 		{"twoembedded", twoSections, "", `2 "wasmcp.manifest" custom sections`},
@@ -439,7 +440,7 @@ func TestReadRegularLimit(t *testing.T) {
 		{10, false},
 		{11, false},
 	} {
-		data, err := readRegular(path, tc.limit)
+		data, _, err := readRegular(path, tc.limit)
 		if gotErr := err != nil; gotErr != tc.wantErr {
 			t.Errorf("limit %d: err = %v; want error %v", tc.limit, err, tc.wantErr)
 		}
@@ -447,10 +448,10 @@ func TestReadRegularLimit(t *testing.T) {
 			t.Errorf("limit %d: data = %q", tc.limit, data)
 		}
 	}
-	if _, err := readRegular(dir, 1<<20); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+	if _, _, err := readRegular(dir, 1<<20); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("reading a directory: err = %v; want 'not a regular file'", err)
 	}
-	if _, err := readRegular(filepath.Join(dir, "absent"), 1<<20); !errors.Is(err, os.ErrNotExist) {
+	if _, _, err := readRegular(filepath.Join(dir, "absent"), 1<<20); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("reading a missing file: err = %v; want ErrNotExist", err)
 	}
 }
@@ -569,6 +570,32 @@ func TestCompiledReportsCompileErrorsToEveryCaller(t *testing.T) {
 	}
 	if err1 != err2 {
 		t.Errorf("two calls got different errors (%v, %v): compiled twice?", err1, err2)
+	}
+}
+
+func TestTheCompilersWordsAreLoggedAtDebug(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "m.wasm")
+	writeFile(t, path, uncompilable())
+	writeSidecar(t, dir, "m", manifestFor("m"))
+	var logs bytes.Buffer
+	m, _, err := LoadFile(path, LoadOptions{Engine: newEngine(t), Ceilings: ceilings, Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Compiled(context.Background())
+	var refused *sandbox.RefusedError
+	if !errors.As(err, &refused) {
+		t.Fatalf("Compiled = %v; want the compiler's refusal", err)
+	}
+	var line string
+	for l := range strings.Lines(logs.String()) {
+		if strings.Contains(l, "the compiler refused a module") {
+			line = l
+		}
+	}
+	if !strings.Contains(line, path) || !strings.Contains(line, strings.Fields(refused.Compiler)[0]) {
+		t.Fatalf("no debug line with the file and the compiler's words %q:\n%s", refused.Compiler, logs.String())
 	}
 }
 
@@ -705,7 +732,7 @@ func TestClosingTheEngineWhileCompilingIsSafe(t *testing.T) {
 	}
 	// Compiling after the close fails cleanly.
 	late := loadOne(t, wattest.Build(t, "echo"))
-	late.engine = engine
+	late.inputs.engine = engine
 	if _, err := late.Compiled(context.Background()); err == nil {
 		t.Error("a module compiled on a closed engine")
 	}

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -31,15 +32,17 @@ type Module struct {
 	// the server's ceilings.
 	Limits sandbox.Limits
 
-	// key identifies the module's content: its bytes and its sidecar's. A
-	// reload keeps a module whose key is unchanged, compiled code and all.
+	// key identifies the module's content: its bytes and its sidecar's;
+	// inputs, what else it was loaded with (its engine compiles it). A
+	// reload keeps a module whose key and inputs are unchanged, compiled
+	// code and all.
 	key      string
+	inputs   loadInputs
 	tools    []*Tool
 	observer observe.Observer
 	log      *slog.Logger
 
 	wasm    []byte
-	engine  *sandbox.Engine
 	once    sync.Once
 	done    chan struct{}
 	program *sandbox.Compiled
@@ -117,12 +120,17 @@ func (m *Module) Compiled(ctx context.Context) (*sandbox.Compiled, error) {
 			// The compilation is the module's, shared by every call that
 			// waits for it: no one caller's context may end it. The engine
 			// bounds it.
-			m.program, m.err = m.engine.Compile(context.Background(), m.wasm)
+			m.program, m.err = m.inputs.engine.Compile(context.Background(), m.wasm)
 			d := time.Since(start)
 			m.observer.Compiled(m.Path, d, m.err)
-			if m.err == nil {
+			var refused *sandbox.RefusedError
+			switch {
+			case m.err == nil:
 				m.log.Debug("module compiled", "file", m.Path, "duration", d)
 				m.wasm = nil // the compiled form is all that is needed now
+			case errors.As(m.err, &refused):
+				// The error is its gist; all of it is for debugging.
+				m.log.Debug("the compiler refused a module", "file", m.Path, "compiler", refused.Compiler)
 			}
 		}()
 	})

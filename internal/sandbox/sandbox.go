@@ -76,7 +76,31 @@ func Engines() []string {
 // classification of failures, the host functions' rules) is shared.
 type backend interface {
 	compile(ctx context.Context, wasm []byte) (program, error)
+	// provides is what modules may import: every function of WASI and of
+	// the wasmcp host module, with the type the engine defined it with.
+	provides() provided
 	close(ctx context.Context) error
+}
+
+// provided are the functions an engine defines for modules to import, by
+// module and name, with their types.
+type provided map[string]map[string]wasmbin.FuncType
+
+// providers name who defines each module's functions, for the error that
+// says a module imports one with the wrong type.
+var providers = map[string]string{
+	wasiModule:     "WASI preview 1 defines it",
+	abi.HostModule: "wasmcp defines it (docs/abi.md)",
+}
+
+// valTypes are value types by their binary encoding, as abi and wazero
+// give them.
+func valTypes[T ~byte](types []T) []wasmbin.ValType {
+	out := make([]wasmbin.ValType, len(types))
+	for i, t := range types {
+		out[i] = wasmbin.ValType(t)
+	}
+	return out
 }
 
 // program is a module compiled by a backend.
@@ -97,6 +121,7 @@ type program interface {
 type Engine struct {
 	name     string
 	b        backend
+	provided provided
 	log      *slog.Logger
 	limits   CompileLimits
 	worker   *Worker
@@ -136,7 +161,7 @@ func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
 		}
 		return nil, err
 	}
-	e.b, e.cacheDir = b, cfg.CacheDir
+	e.b, e.provided, e.cacheDir = b, b.provides(), cfg.CacheDir
 	e.compileSlots = make(chan struct{}, e.limits.Concurrency)
 	e.stopping, e.stop = context.WithCancel(context.Background())
 	return e, nil
@@ -204,24 +229,27 @@ func (e *Engine) Close(ctx context.Context) error {
 }
 
 // CheckModule reports why a parsed module could never run here: it is over
-// ModuleLimits, it imports something the engine does not provide, or it is
-// not a WASI command.
+// ModuleLimits, it imports something the engine does not provide or
+// imports it with another type than the engine's, or it is not a WASI
+// command.
 func (e *Engine) CheckModule(m *wasmbin.Module) error {
 	if err := checkLimits(m); err != nil {
 		return err
 	}
 	for _, imp := range m.Imports {
-		var funcs map[string]bool
-		switch imp.Module {
-		case wasiModule:
-			funcs = wasiFunctions
-		case abi.HostModule:
-			funcs = hostFunctionNames
-		default:
+		funcs, ok := e.provided[imp.Module]
+		if !ok {
 			return fmt.Errorf("imports %s.%s, but wasmcp provides no module %q (tools may import only %s and %s)", imp.Module, imp.Name, imp.Module, wasiModule, abi.HostModule)
 		}
-		if imp.Kind != wasmbin.KindFunc || !funcs[imp.Name] {
+		want, ok := funcs[imp.Name]
+		switch {
+		case imp.Kind != wasmbin.KindFunc || !ok:
 			return fmt.Errorf("imports %s.%s, which wasmcp does not provide", imp.Module, imp.Name)
+		case imp.Type == nil:
+			return fmt.Errorf("imports %s.%s with a type index past the module's types", imp.Module, imp.Name)
+		case !imp.Type.Equal(want):
+			// An engine would link it only to fail every call.
+			return fmt.Errorf("imports %s.%s as %v, but %s as %v: import it with that type", imp.Module, imp.Name, *imp.Type, providers[imp.Module], want)
 		}
 	}
 	if !m.HasExport("_start", wasmbin.KindFunc) {
@@ -248,7 +276,9 @@ type Compiled struct {
 // (CheckModule), its custom sections are dropped (no engine needs them,
 // and names and debug information cost memory to decode), and its tables
 // are capped (wasmbin.CapTables). Errors for a compilation the limits
-// stopped wrap ErrCompileTime or ErrCompileMemory.
+// stopped wrap ErrCompileTime or ErrCompileMemory; the compiler's refusal
+// of an invalid module is a *RefusedError. No error names a path of the
+// host: those are in the engine's log.
 func (e *Engine) Compile(ctx context.Context, wasm []byte) (*Compiled, error) {
 	parsed, err := wasmbin.Parse(wasm)
 	if err != nil {
@@ -270,14 +300,14 @@ func (e *Engine) Compile(ctx context.Context, wasm []byte) (*Compiled, error) {
 		if e.closed {
 			return nil, ErrEngineClosed
 		}
-		return e.b.compile(cctx, wasm)
+		p, err := e.b.compile(cctx, wasm)
+		if err != nil {
+			return nil, e.compiled(err)
+		}
+		return p, nil
 	})
-	var limited *compileError
-	switch {
-	case errors.As(err, &limited), errors.Is(err, ErrEngineClosed):
+	if err != nil {
 		return nil, err
-	case err != nil:
-		return nil, fmt.Errorf("compiling: %s", compilerText(err.Error()))
 	}
 	c := &Compiled{p: p, reserve: reserve(parsed.Shape, tableMax)}
 	if len(parsed.Memories) == 1 {
