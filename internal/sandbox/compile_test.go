@@ -48,7 +48,7 @@ func shWorker(script string) *Worker {
 }
 
 func TestWorkerCompilesIntoTheCache(t *testing.T) {
-	cache := t.TempDir()
+	cache := wattest.CacheDir(t)
 	e := workerEngine(t, nil, CompileLimits{}, cache)
 	echo := wattest.Build(t, "echo")
 	c, err := e.Compile(context.Background(), echo)
