@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/wasmcp/wasmcp/internal/wasmbin"
 	"github.com/wasmcp/wasmcp/internal/wasmgen"
 	"github.com/wasmcp/wasmcp/internal/wattest"
 )
@@ -214,4 +215,56 @@ func (s *server) waitLogCount(t testing.TB, n int, parts ...string) {
 		s.stderr.wait(time.Second)
 	}
 	t.Fatalf("server logged %q fewer than %d times:\n%s", parts, n, s.stderr.String())
+}
+
+// stuckModule is within every module limit, yet no engine compiles it in
+// the time a test runs. Its _start is 174,000 empty blocks one after
+// another, then as many reads of a local: wazero looks the local up
+// through every block before it at each read, uncached (24,000 of each
+// took it 22 s, and the cost grows with their product). Sixteen more
+// functions each sum 20,000 loads from distinct addresses: Cranelift
+// takes about a minute over them on 2 cores.
+func stuckModule() []byte {
+	const half = (1<<20 - 64) / 6
+	chain := wasmgen.Cat(wasmgen.Repeat(half, 0x02, 0x40, 0x0b), wasmgen.Repeat(half, 0x20, 0x00, 0x1a))
+	var loads []byte
+	k := 0
+	for ; len(loads) < 100_000; k++ {
+		loads = append(loads, 0x41, 0x00, 0x28, 0x02) // i32.const 0; i32.load offset=
+		loads = append(loads, wasmgen.ULEB(uint64(k*4%60_000))...)
+	}
+	loads = append(loads, wasmgen.Repeat(k-1, 0x6a)...)                         // i32.add
+	loads = append(loads, 0x21, 0x00, 0x41, 0x00, 0x20, 0x00, 0x36, 0x02, 0x00) // local.set 0; i32.store
+	return wasmgen.Command{
+		StartLocals: [][2]uint64{{1, wasmgen.I32}}, StartCode: chain,
+		ExtraFunctions: 16, ExtraLocals: [][2]uint64{{1, wasmgen.I32}}, ExtraCode: loads,
+	}.Bytes()
+}
+
+// A module that compiles for as long as its limit allows does not delay
+// another tool's first call, though the warm-up, smallest module first,
+// reaches it first and compile slots are one: the call's module takes the
+// slot, and the warm-up starts over once it is done.
+func TestASlowModuleDoesNotDelayAnotherToolsFirstCall(t *testing.T) {
+	dir := t.TempDir()
+	stuck := stuckModule()
+	writeTool(t, dir, "stuck", stuck, "stuck")
+	// echo, padded past stuck's size, is compiled after it by the warm-up.
+	echo, err := wasmbin.SetCustomSection(wattest.Build(t, "echo"), "padding", make([]byte, 2*len(stuck)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeTool(t, dir, "echo", echo, "echo")
+	s := startHTTPIn(t, dir, "--cache-dir", t.TempDir(), "--compile-concurrency", "1", "--compile-timeout", "2m", "--log-level", "debug")
+	s.waitLog(t, "compilation started", "stuck.wasm")
+	cs := connectHTTP(t, s, "2026-07-28")
+	if res := callTool(t, cs, "echo", map[string]any{"x": 1}); res.IsError {
+		t.Fatalf("echo: %s", text(res))
+	}
+	if s.logged("module compiled", "stuck.wasm") || s.logged("does not compile", "stuck.wasm") {
+		t.Fatalf("echo's first call waited for stuck's compilation to end:\n%s", s.stderr.String())
+	}
+	if !s.logged("compilation stopped for one a call waits for", "stuck.wasm") {
+		t.Fatalf("stuck's compilation did not give its slot up:\n%s", s.stderr.String())
+	}
 }

@@ -111,7 +111,8 @@ type CompileLimits struct {
 	// every byte of the module; it holds only with a Worker, on Linux.
 	Memory int64
 	// Concurrency bounds how many modules compile at once. Compiling never
-	// takes a call's run slot.
+	// takes a call's run slot, and a call's module compiles before those
+	// Warm compiles ahead.
 	Concurrency int
 }
 

@@ -73,6 +73,7 @@ func LoadFile(path string, opts LoadOptions) (*Module, []*Tool, error) {
 		wasm:         wasm,
 		engine:       opts.Engine,
 		done:         make(chan struct{}),
+		needed:       make(chan struct{}),
 	}
 	tools := make([]*Tool, 0, len(manifest.Tools))
 	nodes := 0

@@ -88,21 +88,53 @@ type compileError struct {
 func (e *compileError) Error() string { return e.msg }
 func (e *compileError) Unwrap() error { return e.kind }
 
-// bounded runs compile with the engine's compile limits: at most
-// Concurrency at once, each within Timeout, and in a worker if the engine
-// has one. ctx bounds only the wait for a slot; once a compilation starts,
-// it ends on its own limits or when the engine closes, so that the callers
-// that wait for a module share its one compilation.
-func (e *Engine) bounded(ctx context.Context, wasm []byte, compile func(context.Context) (program, error)) (program, error) {
-	select {
-	case e.compileSlots <- struct{}{}:
-		defer func() { <-e.compileSlots }()
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-e.stopping.Done():
-		return nil, ErrEngineClosed
+// bounded runs compile with the engine's compile limits: in its turn
+// (compileQueue), each attempt within Timeout, and in a worker if the
+// engine has one. ctx bounds only the wait for a slot; once a compilation
+// starts, it ends on its own limits, when it gives its slot to one someone
+// waits for (and waits for a slot again), or when the engine closes, so
+// that the callers that wait for a module share its one compilation.
+func (e *Engine) bounded(ctx context.Context, wasm []byte, opts CompileOptions, compile func(context.Context) (program, error)) (program, error) {
+	needed := opts.Needed
+	wanted := needed == nil || closed(needed)
+	j := e.queue.join(wanted)
+	defer e.queue.end(j)
+	if !wanted {
+		watching := make(chan struct{})
+		defer close(watching)
+		go func() {
+			select {
+			case <-needed:
+				e.log.Debug("a call waits for this compilation now", "file", opts.Name)
+				e.queue.want(j)
+			case <-watching:
+			}
+		}()
 	}
-	cctx, cancel := context.WithTimeoutCause(e.stopping, e.limits.Timeout, ErrCompileTime)
+	for {
+		select {
+		case <-j.turn:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-e.stopping.Done():
+			return nil, ErrEngineClosed
+		}
+		e.log.Debug("compilation started", "file", opts.Name)
+		p, err := e.attempt(j, wasm, compile)
+		if !errors.Is(err, errYielded) {
+			return p, err
+		}
+		e.log.Debug("compilation stopped for one a call waits for; it starts over later", "file", opts.Name)
+		e.queue.requeue(j)
+	}
+}
+
+// attempt runs one compilation in the slot j was given.
+func (e *Engine) attempt(j *compileJob, wasm []byte, compile func(context.Context) (program, error)) (program, error) {
+	actx, stop := context.WithCancelCause(e.stopping)
+	defer stop(nil)
+	e.queue.begin(j, stop)
+	cctx, cancel := context.WithTimeoutCause(actx, e.limits.Timeout, ErrCompileTime)
 	defer cancel()
 	if e.worker != nil {
 		if err := e.inWorker(cctx, wasm); err != nil {
@@ -116,10 +148,23 @@ func (e *Engine) bounded(ctx context.Context, wasm []byte, compile func(context.
 	return p, err
 }
 
+// closed reports whether ch is closed.
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
 // stopped explains a compilation whose context ended.
 func (e *Engine) stopped(cctx context.Context) error {
-	if errors.Is(context.Cause(cctx), ErrCompileTime) {
+	switch cause := context.Cause(cctx); {
+	case errors.Is(cause, ErrCompileTime):
 		return &compileError{ErrCompileTime, fmt.Sprintf("compiling took longer than the %s compile time limit", e.limits.Timeout)}
+	case errors.Is(cause, errYielded):
+		return errYielded
 	}
 	return ErrEngineClosed
 }

@@ -7,11 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/wasmcp/wasmcp/internal/wasmbin"
 	"github.com/wasmcp/wasmcp/internal/wasmgen"
 	"github.com/wasmcp/wasmcp/internal/wattest"
 )
@@ -167,5 +169,60 @@ func TestCompilationsTakeTurns(t *testing.T) {
 	b, _ := os.ReadFile(log)
 	if got := strings.Fields(string(b)); !slices.Equal(got, []string{"start", "end", "start", "end"}) {
 		t.Fatalf("workers ran %q; want one after the other", got)
+	}
+}
+
+// compiledSize is the size of what a worker is given for wasm.
+func compiledSize(t *testing.T, wasm []byte) int {
+	t.Helper()
+	wasm, err := wasmbin.StripCustom(wasm)
+	if err == nil {
+		wasm, _, err = wasmbin.CapTables(wasm, maxTableElements)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(wasm)
+}
+
+// stallingWorker is wattest.StallingWorker as a Worker, stalling over
+// wasm.
+func stallingWorker(t *testing.T, wasm []byte) (*Worker, func() string) {
+	t.Helper()
+	path, args, next := wattest.StallingWorker(t, compiledSize(t, wasm))
+	return &Worker{Path: path, Args: args}, next
+}
+
+func TestACompilationMadeAheadGivesItsSlotToOneSomeoneWaitsFor(t *testing.T) {
+	ahead, wanted := wasmgen.Command{}.Bytes(), wattest.Build(t, "echo")
+	w, next := stallingWorker(t, ahead)
+	e := workerEngine(t, w, CompileLimits{Concurrency: 1}, "")
+	needed := make(chan struct{})
+	aheadDone := make(chan error, 1)
+	go func() {
+		_, err := e.CompileWith(context.Background(), ahead, CompileOptions{Name: "ahead", Needed: needed})
+		aheadDone <- err
+	}()
+	if got := next(); got != strconv.Itoa(compiledSize(t, ahead)) {
+		t.Fatalf("first worker had a module of %s bytes; want the one made ahead", got)
+	}
+	if _, err := e.Compile(context.Background(), wanted); err != nil {
+		t.Fatalf("the module someone waits for: %v", err)
+	}
+	select {
+	case err := <-aheadDone:
+		t.Fatalf("the module made ahead finished (%v) before the one someone waits for", err)
+	default:
+	}
+	if got := next(); got != strconv.Itoa(compiledSize(t, wanted)) {
+		t.Fatalf("second worker had a module of %s bytes; want the one someone waits for", got)
+	}
+	// The module made ahead starts over.
+	if got := next(); got != strconv.Itoa(compiledSize(t, ahead)) {
+		t.Fatalf("third worker had a module of %s bytes; want the one made ahead, again", got)
+	}
+	e.Close(context.Background())
+	if err := <-aheadDone; !errors.Is(err, ErrEngineClosed) {
+		t.Fatalf("the module made ahead: %v; want it stopped by Close", err)
 	}
 }

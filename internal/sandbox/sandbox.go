@@ -103,7 +103,8 @@ type Engine struct {
 	cacheDir string
 	tempDir  string // a private cache for the worker, removed on Close
 
-	compileSlots chan struct{}
+	// queue hands out the compile slots (compileQueue).
+	queue *compileQueue
 	// stopping ends when Close begins: compilations stop (workers are
 	// killed), and no new one starts.
 	stopping context.Context
@@ -137,7 +138,7 @@ func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e.b, e.cacheDir = b, cfg.CacheDir
-	e.compileSlots = make(chan struct{}, e.limits.Concurrency)
+	e.queue = newCompileQueue(e.limits.Concurrency)
 	e.stopping, e.stop = context.WithCancel(context.Background())
 	return e, nil
 }
@@ -242,14 +243,31 @@ type Compiled struct {
 	reserve uint64
 }
 
-// Compile compiles a module within the engine's CompileLimits; it may take
-// seconds for large modules, so callers run it off the request path. ctx
-// bounds the wait for a compile slot. The module is checked first
+// CompileOptions say how Engine.CompileWith schedules a compilation.
+type CompileOptions struct {
+	// Name is what the engine's log calls the module (its file).
+	Name string
+	// Needed, when not nil, makes the compilation one made ahead of need
+	// until it is closed: it waits behind every compilation someone waits
+	// for, and gives its slot up to one when no other slot is free,
+	// starting over later. Closing Needed says someone waits for it now.
+	Needed <-chan struct{}
+}
+
+// Compile compiles a module someone waits for, as CompileWith does with
+// no options.
+func (e *Engine) Compile(ctx context.Context, wasm []byte) (*Compiled, error) {
+	return e.CompileWith(ctx, wasm, CompileOptions{})
+}
+
+// CompileWith compiles a module within the engine's CompileLimits; it may
+// take seconds for large modules, so callers run it off the request path.
+// ctx bounds the wait for a compile slot. The module is checked first
 // (CheckModule), its custom sections are dropped (no engine needs them,
 // and names and debug information cost memory to decode), and its tables
 // are capped (wasmbin.CapTables). Errors for a compilation the limits
 // stopped wrap ErrCompileTime or ErrCompileMemory.
-func (e *Engine) Compile(ctx context.Context, wasm []byte) (*Compiled, error) {
+func (e *Engine) CompileWith(ctx context.Context, wasm []byte, opts CompileOptions) (*Compiled, error) {
 	parsed, err := wasmbin.Parse(wasm)
 	if err != nil {
 		return nil, err
@@ -264,7 +282,7 @@ func (e *Engine) Compile(ctx context.Context, wasm []byte) (*Compiled, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := e.bounded(ctx, wasm, func(cctx context.Context) (program, error) {
+	p, err := e.bounded(ctx, wasm, opts, func(cctx context.Context) (program, error) {
 		e.mu.RLock()
 		defer e.mu.RUnlock()
 		if e.closed {
