@@ -268,3 +268,33 @@ func TestASlowModuleDoesNotDelayAnotherToolsFirstCall(t *testing.T) {
 		t.Fatalf("stuck's compilation did not give its slot up:\n%s", s.stderr.String())
 	}
 }
+
+// A module that passed a compile limit is refused at once after a
+// restart, with the same message, until the limit changes.
+func TestACompileRefusalOutlivesARestart(t *testing.T) {
+	dir := t.TempDir()
+	writeTool(t, dir, "echo", wattest.Build(t, "echo"), "echo")
+	cache := t.TempDir()
+	call := func(flags ...string) (*server, *mcp.CallToolResult) {
+		t.Helper()
+		s := startHTTPIn(t, dir, append([]string{"--cache-dir", cache, "--log-level", "debug"}, flags...)...)
+		res := callTool(t, connectHTTP(t, s, "2026-07-28"), "echo", map[string]any{"x": 1})
+		s.stop(t)
+		return s, res
+	}
+	const want = "longer than the 1ms compile time limit"
+	_, first := call("--compile-timeout", "1ms")
+	if !first.IsError || !strings.Contains(text(first), want) {
+		t.Fatalf("echo = %q (isError %v); want it refused: %q", text(first), first.IsError, want)
+	}
+	s, again := call("--compile-timeout", "1ms")
+	if text(again) != text(first) {
+		t.Fatalf("after a restart: %q; want the same refusal: %q", text(again), text(first))
+	}
+	if s.logged("compilation started") || !s.logged("module refused without compiling", "echo.wasm") {
+		t.Fatalf("after a restart, echo was compiled again:\n%s", s.stderr.String())
+	}
+	if _, res := call("--compile-timeout", "1m"); res.IsError {
+		t.Fatalf("with a new limit: %q; want echo compiled and run", text(res))
+	}
+}

@@ -60,8 +60,9 @@ type Config struct {
 	// what this build has).
 	Engine string
 	// CacheDir keeps compiled code on disk, so that a restart does not
-	// compile again; "" keeps it in memory only. It holds executable
-	// code: only the server's user may write to it.
+	// compile again, and the modules that passed a compile limit, so that
+	// a restart refuses them at once; "" keeps both in memory only. It
+	// holds executable code: only the server's user may write to it.
 	CacheDir string
 	// Compile bounds the compilation of each module. A zero field takes
 	// DefaultCompileLimits'.

@@ -162,11 +162,21 @@ func closed(ch <-chan struct{}) bool {
 func (e *Engine) stopped(cctx context.Context) error {
 	switch cause := context.Cause(cctx); {
 	case errors.Is(cause, ErrCompileTime):
-		return &compileError{ErrCompileTime, fmt.Sprintf("compiling took longer than the %s compile time limit", e.limits.Timeout)}
+		return e.limitError(ErrCompileTime, 0)
 	case errors.Is(cause, errYielded):
 		return errYielded
 	}
 	return ErrEngineClosed
+}
+
+// limitError is the error of a compilation that passed a limit (kind is
+// ErrCompileTime or ErrCompileMemory) compiling a module of size bytes.
+// A refusal remembered from an earlier try is worded the same way.
+func (e *Engine) limitError(kind error, size int) *compileError {
+	if kind == ErrCompileTime {
+		return &compileError{ErrCompileTime, fmt.Sprintf("compiling took longer than the %s compile time limit", e.limits.Timeout)}
+	}
+	return &compileError{ErrCompileMemory, fmt.Sprintf("compiling needed more than its memory bound of %s (%s, and %d bytes more for every byte of the module)", bytesText(uint64(e.limits.memoryFor(size))), bytesText(uint64(e.limits.Memory)), MemoryPerByte)}
 }
 
 // inWorker compiles wasm in a worker process, which leaves the compiled
@@ -208,7 +218,7 @@ func (e *Engine) inWorker(ctx context.Context, wasm []byte) error {
 		return errors.New(compilerText(text))
 	}
 	if exit != nil && exit.ExitCode() == workerOutOfMemory || outOfMemory(text) {
-		return &compileError{ErrCompileMemory, fmt.Sprintf("compiling needed more than its memory bound of %s (%s, and %d bytes more for every byte of the module)", bytesText(uint64(budget)), bytesText(uint64(e.limits.Memory)), MemoryPerByte)}
+		return e.limitError(ErrCompileMemory, len(wasm))
 	}
 	first, _, _ := strings.Cut(text, "\n")
 	return fmt.Errorf("the compiler failed on this module (%v): %s", err, first)

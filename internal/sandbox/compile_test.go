@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -224,5 +225,126 @@ func TestACompilationMadeAheadGivesItsSlotToOneSomeoneWaitsFor(t *testing.T) {
 	e.Close(context.Background())
 	if err := <-aheadDone; !errors.Is(err, ErrEngineClosed) {
 		t.Fatalf("the module made ahead: %v; want it stopped by Close", err)
+	}
+}
+
+// refusalRecords lists the records of refused modules in a cache.
+func refusalRecords(t *testing.T, cache string) []string {
+	t.Helper()
+	records, err := filepath.Glob(filepath.Join(cache, refusalsDir, "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return records
+}
+
+func TestAModuleThatPassedALimitIsRefusedAtOnceAfterARestart(t *testing.T) {
+	echo, other := wattest.Build(t, "echo"), wattest.Build(t, "trap")
+	// A worker that fails loudly shows whether a compilation was tried.
+	tried := shWorker("exit 99")
+	for _, tc := range []struct {
+		name  string
+		first *Worker
+		lim   CompileLimits
+		kind  error
+		other CompileLimits // under which the module is tried again
+	}{
+		{"time", shWorker("exec sleep 60"), CompileLimits{Timeout: 50 * time.Millisecond}, ErrCompileTime, CompileLimits{Timeout: 60 * time.Millisecond}},
+		{"memory", nil, CompileLimits{Memory: 1 << 10}, ErrCompileMemory, CompileLimits{Memory: 2 << 10}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cache := wattest.CacheDir(t)
+			_, first := workerEngine(t, tc.first, tc.lim, cache).Compile(context.Background(), echo)
+			if !errors.Is(first, tc.kind) {
+				t.Fatalf("first compilation: %v; want %v", first, tc.kind)
+			}
+			restarted := workerEngine(t, tried, tc.lim, cache)
+			_, again := restarted.Compile(context.Background(), echo)
+			if !errors.Is(again, tc.kind) || again.Error() != first.Error() {
+				t.Fatalf("after a restart: %v; want the same refusal, without compiling: %v", again, first)
+			}
+			for what, compile := range map[string]func() error{
+				"another module": func() error { _, err := restarted.Compile(context.Background(), other); return err },
+				"other limits": func() error {
+					_, err := workerEngine(t, tried, tc.other, cache).Compile(context.Background(), echo)
+					return err
+				},
+			} {
+				if err := compile(); err == nil || !strings.Contains(err.Error(), "compiler failed") {
+					t.Errorf("%s: %v; want it compiled (by the failing worker)", what, err)
+				}
+			}
+		})
+	}
+}
+
+func TestARefusalRecordIsTrustedOnlyAsTheServerWroteIt(t *testing.T) {
+	echo := wattest.Build(t, "echo")
+	lim := CompileLimits{Timeout: 50 * time.Millisecond}
+	for name, spoil := range map[string]func(record string) error{
+		"other content": func(record string) error { return os.WriteFile(record, []byte("run\n"), 0o600) },
+		"a link": func(record string) error {
+			target := filepath.Join(filepath.Dir(record), "target")
+			if err := os.Rename(record, target); err != nil {
+				return err
+			}
+			// Named relatively, the link is as short as a record.
+			return os.Symlink(filepath.Base(target), record)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cache := wattest.CacheDir(t)
+			workerEngine(t, shWorker("exec sleep 60"), lim, cache).Compile(context.Background(), echo)
+			records := refusalRecords(t, cache)
+			if len(records) != 1 {
+				t.Fatalf("records %q; want one", records)
+			}
+			if err := spoil(records[0]); err != nil {
+				t.Fatal(err)
+			}
+			_, err := workerEngine(t, shWorker("exit 99"), lim, cache).Compile(context.Background(), echo)
+			if err == nil || !strings.Contains(err.Error(), "compiler failed") {
+				t.Fatalf("with the record spoiled: %v; want the module compiled again", err)
+			}
+		})
+	}
+}
+
+func TestOnlyLimitsPassedAreRemembered(t *testing.T) {
+	for name, w := range map[string]*Worker{
+		"the compiler's verdict": nil,
+		"a crash":                shWorker("kill -SEGV $$"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			cache := wattest.CacheDir(t)
+			// Not valid: i32.add on an empty stack.
+			if _, err := workerEngine(t, w, CompileLimits{}, cache).Compile(context.Background(), wasmgen.Command{StartCode: []byte{0x6a}}.Bytes()); err == nil {
+				t.Fatal("an invalid module compiled")
+			}
+			if records := refusalRecords(t, cache); len(records) != 0 {
+				t.Fatalf("records %q after a failure that is no limit's", records)
+			}
+		})
+	}
+}
+
+func TestARefusalThatCannotBeRecordedIsLogged(t *testing.T) {
+	cache := wattest.CacheDir(t)
+	// The records' directory cannot be made: a file has its name.
+	if err := os.WriteFile(filepath.Join(cache, refusalsDir), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	e, err := NewEngine(context.Background(), Config{Engine: os.Getenv("WASMCP_ENGINE"), CacheDir: cache,
+		Compile: CompileLimits{Timeout: 50 * time.Millisecond}, Worker: shWorker("exec sleep 60"), Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	if _, err := e.Compile(context.Background(), wattest.Build(t, "echo")); !errors.Is(err, ErrCompileTime) {
+		t.Fatalf("Compile = %v; want the time limit", err)
+	}
+	if !strings.Contains(log.String(), "cannot record a module's compile refusal") {
+		t.Fatalf("log %q; want the failure to record named", log.String())
 	}
 }

@@ -42,8 +42,9 @@ type Config struct {
 	// the same ABI, limits and failures; Engines lists what a build has.
 	Engine string
 	// CacheDir, when set, keeps compiled native code on disk so that a
-	// restart does not recompile. It holds executable code: it must be
-	// writable only by the server's user.
+	// restart does not recompile, and records the modules that passed a
+	// compile limit so that a restart refuses them at once. It holds
+	// executable code: it must be writable only by the server's user.
 	CacheDir string
 	// Compile bounds each compilation.
 	Compile CompileLimits
@@ -266,7 +267,9 @@ func (e *Engine) Compile(ctx context.Context, wasm []byte) (*Compiled, error) {
 // (CheckModule), its custom sections are dropped (no engine needs them,
 // and names and debug information cost memory to decode), and its tables
 // are capped (wasmbin.CapTables). Errors for a compilation the limits
-// stopped wrap ErrCompileTime or ErrCompileMemory.
+// stopped wrap ErrCompileTime or ErrCompileMemory; with a compilation
+// cache, such a module is refused at once from then on, with the same
+// error, until the module, the limits or the engine change.
 func (e *Engine) CompileWith(ctx context.Context, wasm []byte, opts CompileOptions) (*Compiled, error) {
 	parsed, err := wasmbin.Parse(wasm)
 	if err != nil {
@@ -282,6 +285,10 @@ func (e *Engine) CompileWith(ctx context.Context, wasm []byte, opts CompileOptio
 	if err != nil {
 		return nil, err
 	}
+	if refused, record := e.recall(wasm); refused != nil {
+		e.log.Info("module refused without compiling: it passed the same compile limit before (a new limit, or removing the record, tries again)", "file", opts.Name, "reason", refused, "record", record)
+		return nil, refused
+	}
 	p, err := e.bounded(ctx, wasm, opts, func(cctx context.Context) (program, error) {
 		e.mu.RLock()
 		defer e.mu.RUnlock()
@@ -292,7 +299,10 @@ func (e *Engine) CompileWith(ctx context.Context, wasm []byte, opts CompileOptio
 	})
 	var limited *compileError
 	switch {
-	case errors.As(err, &limited), errors.Is(err, ErrEngineClosed):
+	case errors.As(err, &limited):
+		e.remember(wasm, limited)
+		return nil, err
+	case errors.Is(err, ErrEngineClosed):
 		return nil, err
 	case err != nil:
 		return nil, fmt.Errorf("compiling: %s", compilerText(err.Error()))
