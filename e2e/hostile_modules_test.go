@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -244,7 +245,10 @@ func stuckModule() []byte {
 // A module that compiles for as long as its limit allows does not delay
 // another tool's first call, though the warm-up, smallest module first,
 // reaches it first and compile slots are one: the call's module takes the
-// slot, and the warm-up starts over once it is done.
+// slot, and the warm-up starts over once it is done. After a restart, the
+// other tool's module is in the cache: it loads in a slot of its own, and
+// its first call does not wait even while a call waits for the slow
+// module, a compilation that is never stopped.
 func TestASlowModuleDoesNotDelayAnotherToolsFirstCall(t *testing.T) {
 	dir := t.TempDir()
 	stuck := stuckModule()
@@ -255,17 +259,39 @@ func TestASlowModuleDoesNotDelayAnotherToolsFirstCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeTool(t, dir, "echo", echo, "echo")
-	s := startHTTPIn(t, dir, "--cache-dir", t.TempDir(), "--compile-concurrency", "1", "--compile-timeout", "2m", "--log-level", "debug")
+	flags := []string{"--cache-dir", t.TempDir(), "--compile-concurrency", "1", "--compile-timeout", "2m", "--log-level", "debug"}
+	callEcho := func(s *server, cs *mcp.ClientSession) {
+		t.Helper()
+		if res := callTool(t, cs, "echo", map[string]any{"x": 1}); res.IsError {
+			t.Fatalf("echo: %s", text(res))
+		}
+		if s.logged("module compiled", "stuck.wasm") || s.logged("does not compile", "stuck.wasm") {
+			t.Fatalf("echo's first call waited for stuck's compilation to end:\n%s", s.stderr.String())
+		}
+	}
+
+	s := startHTTPIn(t, dir, flags...)
 	s.waitLog(t, "compilation started", "stuck.wasm")
-	cs := connectHTTP(t, s, "2026-07-28")
-	if res := callTool(t, cs, "echo", map[string]any{"x": 1}); res.IsError {
-		t.Fatalf("echo: %s", text(res))
-	}
-	if s.logged("module compiled", "stuck.wasm") || s.logged("does not compile", "stuck.wasm") {
-		t.Fatalf("echo's first call waited for stuck's compilation to end:\n%s", s.stderr.String())
-	}
+	callEcho(s, connectHTTP(t, s, "2026-07-28"))
 	if !s.logged("compilation stopped for one a call waits for", "stuck.wasm") {
 		t.Fatalf("stuck's compilation did not give its slot up:\n%s", s.stderr.String())
+	}
+	s.stop(t)
+
+	s = startHTTPIn(t, dir, flags...)
+	s.waitLog(t, "compilation started", "stuck.wasm")
+	cs := connectHTTP(t, s, "2026-07-28")
+	ctx, cancel := context.WithCancel(context.Background())
+	called := make(chan struct{})
+	defer func() { cancel(); <-called }()
+	go func() {
+		defer close(called)
+		cs.CallTool(ctx, &mcp.CallToolParams{Name: "stuck"})
+	}()
+	s.waitLog(t, "a call waits for this compilation now", "stuck.wasm")
+	callEcho(s, cs)
+	if !s.logged("compilation started", "echo.wasm", "cached=true") {
+		t.Fatalf("after a restart, echo's module did not load from the cache:\n%s", s.stderr.String())
 	}
 }
 
@@ -296,5 +322,39 @@ func TestACompileRefusalOutlivesARestart(t *testing.T) {
 	}
 	if _, res := call("--compile-timeout", "1m"); res.IsError {
 		t.Fatalf("with a new limit: %q; want echo compiled and run", text(res))
+	}
+}
+
+// When the engine's files leave the cache but the server's mark of a
+// compiled module stays (the engine's own eviction, a cleaner of old
+// files, a cache restored without them), the module still compiles in a
+// worker, within --compile-memory, never in the server: no worker
+// compiles within 1 MiB, and the server would.
+func TestAModuleEvictedFromTheCacheCompilesInAWorker(t *testing.T) {
+	dir, cache := t.TempDir(), t.TempDir()
+	writeTool(t, dir, "echo", wattest.Build(t, "echo"), "echo")
+	s := startHTTPIn(t, dir, "--cache-dir", cache)
+	if res := callTool(t, connectHTTP(t, s, "2026-07-28"), "echo", map[string]any{"x": 1}); res.IsError {
+		t.Fatalf("echo: %s", text(res))
+	}
+	s.stop(t)
+	entries, err := os.ReadDir(cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), "wasmcp-") {
+			if err := os.RemoveAll(filepath.Join(cache, e.Name())); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	s = startHTTPIn(t, dir, "--cache-dir", cache, "--compile-memory", "1MiB", "--log-level", "debug")
+	res := callTool(t, connectHTTP(t, s, "2026-07-28"), "echo", map[string]any{"x": 1})
+	if !res.IsError || !strings.Contains(text(res), "memory bound of 1.006 MiB") {
+		t.Fatalf("echo = %q (isError %v); want its worker's memory bound", text(res), res.IsError)
+	}
+	if !s.logged("compilation started", "echo.wasm", "cached=true") {
+		t.Fatalf("echo was not taken for a module in the cache:\n%s", s.stderr.String())
 	}
 }

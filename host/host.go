@@ -111,9 +111,10 @@ type CompileLimits struct {
 	// Memory bounds what it may hold, with MemoryPerByte bytes more for
 	// every byte of the module; it holds only with a Worker, on Linux.
 	Memory int64
-	// Concurrency bounds how many modules compile at once. Compiling never
-	// takes a call's run slot, and a call's module compiles before those
-	// Warm compiles ahead.
+	// Concurrency bounds how many modules compile at once, each within
+	// Memory; a module whose code is in the cache loads in one more slot,
+	// of its own. Compiling never takes a call's run slot, and a call's
+	// module compiles before those Warm compiles ahead.
 	Concurrency int
 }
 

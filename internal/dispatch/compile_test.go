@@ -235,3 +235,25 @@ func TestACallDoesNotWaitForTheWarmUpsCompilation(t *testing.T) {
 	default:
 	}
 }
+
+// After a restart, a tool whose module is in the cache answers its first
+// call while another call waits for a module that compiles for as long as
+// its limit allows, a compilation that is never stopped.
+func TestACachedToolDoesNotWaitForAnotherCallsCompilation(t *testing.T) {
+	dir, stall := slowAndLoud(t)
+	cache := wattest.CacheDir(t)
+	first, _ := stallingDispatcher(t, dir, cache, stall)
+	callLoud(t, first)
+	h, next := stallingDispatcher(t, dir, cache, stall)
+	ctx, cancel := context.WithCancel(context.Background())
+	slow := make(chan struct{})
+	defer func() { cancel(); <-slow }()
+	go func() {
+		defer close(slow)
+		h.Call(ctx, "slow", json.RawMessage(`{}`), nil)
+	}()
+	if got := next(); got != fmt.Sprint(stall) {
+		t.Fatalf("the first worker had a module of %s bytes; want slow's (%d)", got, stall)
+	}
+	callLoud(t, h)
+}

@@ -807,6 +807,38 @@ func TestACallersModuleDoesNotWaitForTheWarmUp(t *testing.T) {
 	}
 }
 
+// After a restart, the warm-up loads the modules in the cache before it
+// compiles the others, however small: a module that compiles for as long
+// as its limit allows does not keep those waiting either.
+func TestTheWarmUpLoadsCachedModulesFirst(t *testing.T) {
+	dir, cache := slowAndEcho(t), wattest.CacheDir(t)
+	first, _ := stallingEngine(t, len(uncompilable()), cache)
+	c, err := open(dir, LoadOptions{Engine: first, Ceilings: ceilings})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Modules[0].Compiled(context.Background()); err != nil {
+		t.Fatalf("echo: %v", err)
+	}
+	restarted, next := stallingEngine(t, len(uncompilable()), cache)
+	if c, err = open(dir, LoadOptions{Engine: restarted, Ceilings: ceilings}); err != nil {
+		t.Fatal(err)
+	}
+	c.Warm(context.Background(), slog.New(slog.DiscardHandler))
+	echo, slow := c.Modules[0], c.Modules[1]
+	if got := next(); got != fmt.Sprint(echo.Size) {
+		t.Fatalf("the warm-up's first worker had a module of %s bytes; want echo's (%d), which is in the cache", got, echo.Size)
+	}
+	if got := next(); got != fmt.Sprint(slow.Size) {
+		t.Fatalf("the warm-up's second worker had a module of %s bytes; want slow's (%d)", got, slow.Size)
+	}
+	select {
+	case <-echo.done:
+	default:
+		t.Fatal("the warm-up compiled slow before echo was done")
+	}
+}
+
 // closed reports whether ch is closed.
 func closed(ch <-chan struct{}) bool {
 	select {

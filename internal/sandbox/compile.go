@@ -26,8 +26,11 @@ type CompileLimits struct {
 	// It is enforced only when modules compile in a worker (Config.Worker)
 	// on Linux.
 	Memory int64
-	// Concurrency bounds how many modules compile at once. It is separate
-	// from the bound on calls: a compilation never holds a run slot.
+	// Concurrency bounds how many modules compile afresh at once, each
+	// within Memory, so it multiplies what compiling may hold; it is 1 by
+	// default on any machine (docs/design.md, "Compilation"). A module
+	// whose code is in the cache (Engine.Cached) loads in one more slot,
+	// its own. Neither is a run slot: a compilation never holds one.
 	Concurrency int
 }
 
@@ -88,17 +91,17 @@ type compileError struct {
 func (e *compileError) Error() string { return e.msg }
 func (e *compileError) Unwrap() error { return e.kind }
 
-// bounded runs compile with the engine's compile limits: in its turn
-// (compileQueue), each attempt within Timeout, and in a worker if the
+// bounded runs compile with the engine's compile limits: in its turn in
+// q (compileQueue), each attempt within Timeout, and in a worker if the
 // engine has one. ctx bounds only the wait for a slot; once a compilation
 // starts, it ends on its own limits, when it gives its slot to one someone
 // waits for (and waits for a slot again), or when the engine closes, so
 // that the callers that wait for a module share its one compilation.
-func (e *Engine) bounded(ctx context.Context, wasm []byte, opts CompileOptions, compile func(context.Context) (program, error)) (program, error) {
+func (e *Engine) bounded(ctx context.Context, q *compileQueue, wasm []byte, opts CompileOptions, compile func(context.Context) (program, error)) (program, error) {
 	needed := opts.Needed
 	wanted := needed == nil || closed(needed)
-	j := e.queue.join(wanted)
-	defer e.queue.end(j)
+	j := q.join(wanted)
+	defer q.end(j)
 	if !wanted {
 		watching := make(chan struct{})
 		defer close(watching)
@@ -106,7 +109,7 @@ func (e *Engine) bounded(ctx context.Context, wasm []byte, opts CompileOptions, 
 			select {
 			case <-needed:
 				e.log.Debug("a call waits for this compilation now", "file", opts.Name)
-				e.queue.want(j)
+				q.want(j)
 			case <-watching:
 			}
 		}()
@@ -119,21 +122,21 @@ func (e *Engine) bounded(ctx context.Context, wasm []byte, opts CompileOptions, 
 		case <-e.stopping.Done():
 			return nil, ErrEngineClosed
 		}
-		e.log.Debug("compilation started", "file", opts.Name)
-		p, err := e.attempt(j, wasm, compile)
+		e.log.Debug("compilation started", "file", opts.Name, "cached", q == e.loading)
+		p, err := e.attempt(q, j, wasm, compile)
 		if !errors.Is(err, errYielded) {
 			return p, err
 		}
 		e.log.Debug("compilation stopped for one a call waits for; it starts over later", "file", opts.Name)
-		e.queue.requeue(j)
+		q.requeue(j)
 	}
 }
 
-// attempt runs one compilation in the slot j was given.
-func (e *Engine) attempt(j *compileJob, wasm []byte, compile func(context.Context) (program, error)) (program, error) {
+// attempt runs one compilation in the slot j was given in q.
+func (e *Engine) attempt(q *compileQueue, j *compileJob, wasm []byte, compile func(context.Context) (program, error)) (program, error) {
 	actx, stop := context.WithCancelCause(e.stopping)
 	defer stop(nil)
-	e.queue.begin(j, stop)
+	q.begin(j, stop)
 	cctx, cancel := context.WithTimeoutCause(actx, e.limits.Timeout, ErrCompileTime)
 	defer cancel()
 	if e.worker != nil {

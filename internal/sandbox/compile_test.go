@@ -228,6 +228,69 @@ func TestACompilationMadeAheadGivesItsSlotToOneSomeoneWaitsFor(t *testing.T) {
 	}
 }
 
+// A module compiled before loads from the cache in a slot of its own: it
+// does not wait for a compilation someone waits for, which is never
+// stopped, nor stops one, even when compile slots are one.
+func TestACachedModuleDoesNotWaitForACompilation(t *testing.T) {
+	cache := wattest.CacheDir(t)
+	slow, echo := wasmgen.Command{}.Bytes(), wattest.Build(t, "echo")
+	if _, err := workerEngine(t, nil, CompileLimits{}, cache).Compile(context.Background(), echo); err != nil {
+		t.Fatal(err)
+	}
+	// After a restart on the same cache, slow compiles for as long as it
+	// is let, for a caller.
+	w, next := stallingWorker(t, slow)
+	e := workerEngine(t, w, CompileLimits{Concurrency: 1}, cache)
+	if !e.Cached(echo) || e.Cached(slow) {
+		t.Fatalf("Cached: echo %v, slow %v; want only echo, which compiled before", e.Cached(echo), e.Cached(slow))
+	}
+	slowDone := make(chan error, 1)
+	go func() {
+		_, err := e.Compile(context.Background(), slow)
+		slowDone <- err
+	}()
+	if got := next(); got != strconv.Itoa(compiledSize(t, slow)) {
+		t.Fatalf("first worker had a module of %s bytes; want slow's", got)
+	}
+	// ctx bounds only the wait for a slot, so a module that waits for
+	// slow's ends with ctx.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := e.Compile(ctx, echo); err != nil {
+		t.Fatalf("echo, compiled before, while slow compiles: %v", err)
+	}
+	select {
+	case err := <-slowDone:
+		t.Fatalf("slow's compilation ended (%v) before echo's", err)
+	default:
+	}
+}
+
+// A mark that outlives the engine's files (its own eviction, a cleaner of
+// old files, a cache restored without them) changes only the slot: the
+// module still compiles in a worker, within its bounds, never in the
+// server.
+func TestAModuleWhoseCodeLeftTheCacheCompilesInAWorker(t *testing.T) {
+	first := wattest.CacheDir(t)
+	echo := wattest.Build(t, "echo")
+	if _, err := workerEngine(t, nil, CompileLimits{}, first).Compile(context.Background(), echo); err != nil {
+		t.Fatal(err)
+	}
+	// The marks alone, as a cache restored without the engine's files.
+	cache := wattest.CacheDir(t)
+	if err := os.CopyFS(filepath.Join(cache, marksDir), os.DirFS(filepath.Join(first, marksDir))); err != nil {
+		t.Fatal(err)
+	}
+	e := workerEngine(t, nil, CompileLimits{Memory: 1 << 10}, cache)
+	if !e.Cached(echo) {
+		t.Fatal("echo's mark is gone with the engine's files")
+	}
+	// No worker can compile within a kilobyte; the server could.
+	if _, err := e.Compile(context.Background(), echo); !errors.Is(err, ErrCompileMemory) {
+		t.Fatalf("Compile = %v; want the worker's memory bound", err)
+	}
+}
+
 // refusalRecords lists the records of refused modules in a cache.
 func refusalRecords(t *testing.T, cache string) []string {
 	t.Helper()

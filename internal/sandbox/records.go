@@ -12,9 +12,9 @@ import (
 	"strings"
 )
 
-// The engine keeps records in the compilation cache, each a file named by
-// a SHA-256 of everything its verdict depends on, so that a new module,
-// new limits or a new engine find none.
+// The engine keeps two kinds of record in the compilation cache, each a
+// file named by a SHA-256 of everything its verdict depends on, so that a
+// new module, new limits or a new engine find none.
 //
 // A refusal says that a module's compilation passed the time or the
 // memory limit, so that a restart refuses it at once instead of paying for
@@ -22,10 +22,21 @@ import (
 // from the limits, as it was the first time, so no file's content reaches
 // a model. A refusal can only refuse a module, never let one run.
 //
+// A mark says that a module compiled, so its code is in the engine's
+// cache: compiling it again is loading it, which takes a slot of its own
+// (Engine.CompileWith). A mark is a hint and never trusted further: the
+// module still compiles in a worker, within the limits, because the
+// engine's files may have gone since (its own eviction, a cleaner of old
+// files, a cache restored without them). A mark that lies costs one
+// compilation in the loading slot, no more than its bounds.
+//
 // The cache is writable only by the server's user (checkCacheDir).
 
-// refusalsDir is the directory of the refusals in a compilation cache.
-const refusalsDir = "wasmcp-refused"
+// The directories of the records in a compilation cache.
+const (
+	refusalsDir = "wasmcp-refused"
+	marksDir    = "wasmcp-cached"
+)
 
 // What a record holds, for each limit.
 const (
@@ -46,6 +57,34 @@ func (e *Engine) recordPath(dir, extra string, wasm []byte) string {
 // limits.
 func (e *Engine) refusalPath(wasm []byte) string {
 	return e.recordPath(refusalsDir, fmt.Sprintf("%d %d", e.limits.Timeout, e.limits.memoryFor(len(wasm))), wasm)
+}
+
+// markPath names the mark for wasm, as CompileWith was given it: the
+// engine's cache holds the same code whatever the limits.
+func (e *Engine) markPath(wasm []byte) string { return e.recordPath(marksDir, "", wasm) }
+
+// Cached reports whether wasm compiled before with this cache, so that
+// compiling it again loads its code from the cache: CompileWith then
+// neither waits for a compilation of another module nor keeps one
+// waiting. It is a hint, which the compile limits still bound.
+func (e *Engine) Cached(wasm []byte) bool {
+	if e.cacheDir == "" {
+		return false
+	}
+	fi, err := os.Lstat(e.markPath(wasm))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// mark records that wasm compiled. A mark that cannot be written costs
+// only the next compilation of wasm a place in the queue of compilations.
+func (e *Engine) mark(wasm []byte) {
+	if e.cacheDir == "" {
+		return
+	}
+	path := e.markPath(wasm)
+	if err := writeRecord(filepath.Dir(path), path, ""); err != nil {
+		e.log.Warn("cannot mark a module compiled; it will wait for other compilations the next time it loads", "error", err)
+	}
 }
 
 // recall returns the error of an earlier compilation of wasm that passed a

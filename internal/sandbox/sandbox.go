@@ -42,9 +42,11 @@ type Config struct {
 	// the same ABI, limits and failures; Engines lists what a build has.
 	Engine string
 	// CacheDir, when set, keeps compiled native code on disk so that a
-	// restart does not recompile, and records the modules that passed a
-	// compile limit so that a restart refuses them at once. It holds
-	// executable code: it must be writable only by the server's user.
+	// restart does not recompile, with a mark of each module compiled so
+	// that a restart loads it without waiting for other compilations,
+	// and records the modules that passed a compile limit so that a
+	// restart refuses them at once. It holds executable code: it must be
+	// writable only by the server's user.
 	CacheDir string
 	// Compile bounds each compilation.
 	Compile CompileLimits
@@ -104,8 +106,11 @@ type Engine struct {
 	cacheDir string
 	tempDir  string // a private cache for the worker, removed on Close
 
-	// queue hands out the compile slots (compileQueue).
-	queue *compileQueue
+	// compiling and loading hand out the compile slots (compileQueue):
+	// Concurrency of them to modules that compile afresh, and one to
+	// modules whose code is in the cache (Cached), so that loading a
+	// module never waits for another's compilation.
+	compiling, loading *compileQueue
 	// stopping ends when Close begins: compilations stop (workers are
 	// killed), and no new one starts.
 	stopping context.Context
@@ -139,7 +144,7 @@ func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e.b, e.cacheDir = b, cfg.CacheDir
-	e.queue = newCompileQueue(e.limits.Concurrency)
+	e.compiling, e.loading = newCompileQueue(e.limits.Concurrency), newCompileQueue(1)
 	e.stopping, e.stop = context.WithCancel(context.Background())
 	return e, nil
 }
@@ -266,10 +271,13 @@ func (e *Engine) Compile(ctx context.Context, wasm []byte) (*Compiled, error) {
 // ctx bounds the wait for a compile slot. The module is checked first
 // (CheckModule), its custom sections are dropped (no engine needs them,
 // and names and debug information cost memory to decode), and its tables
-// are capped (wasmbin.CapTables). Errors for a compilation the limits
-// stopped wrap ErrCompileTime or ErrCompileMemory; with a compilation
-// cache, such a module is refused at once from then on, with the same
-// error, until the module, the limits or the engine change.
+// are capped (wasmbin.CapTables). A module that compiled before with this
+// cache (Cached) loads in a slot of its own, so it never waits for the
+// compilation of a module that is not, nor makes one wait. Errors for a
+// compilation the limits stopped wrap ErrCompileTime or ErrCompileMemory;
+// with a compilation cache, such a module is refused at once from then
+// on, with the same error, until the module, the limits or the engine
+// change.
 func (e *Engine) CompileWith(ctx context.Context, wasm []byte, opts CompileOptions) (*Compiled, error) {
 	parsed, err := wasmbin.Parse(wasm)
 	if err != nil {
@@ -278,6 +286,8 @@ func (e *Engine) CompileWith(ctx context.Context, wasm []byte, opts CompileOptio
 	if err := e.CheckModule(parsed); err != nil {
 		return nil, err
 	}
+	given := wasm
+	cached := e.Cached(given)
 	if wasm, err = wasmbin.StripCustom(wasm); err != nil {
 		return nil, err
 	}
@@ -289,7 +299,11 @@ func (e *Engine) CompileWith(ctx context.Context, wasm []byte, opts CompileOptio
 		e.log.Info("module refused without compiling: it passed the same compile limit before (a new limit, or removing the record, tries again)", "file", opts.Name, "reason", refused, "record", record)
 		return nil, refused
 	}
-	p, err := e.bounded(ctx, wasm, opts, func(cctx context.Context) (program, error) {
+	q := e.compiling
+	if cached {
+		q = e.loading
+	}
+	p, err := e.bounded(ctx, q, wasm, opts, func(cctx context.Context) (program, error) {
 		e.mu.RLock()
 		defer e.mu.RUnlock()
 		if e.closed {
@@ -306,6 +320,9 @@ func (e *Engine) CompileWith(ctx context.Context, wasm []byte, opts CompileOptio
 		return nil, err
 	case err != nil:
 		return nil, fmt.Errorf("compiling: %s", compilerText(err.Error()))
+	}
+	if !cached {
+		e.mark(given)
 	}
 	c := &Compiled{p: p, reserve: reserve(parsed.Shape, tableMax)}
 	if len(parsed.Memories) == 1 {
