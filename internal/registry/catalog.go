@@ -70,21 +70,17 @@ func (c *Catalog) add(m *Module, log *slog.Logger) {
 func (c *Catalog) Warm(ctx context.Context, log *slog.Logger) <-chan struct{} {
 	done := make(chan struct{})
 	modules := slices.Clone(c.Modules)
+	slices.SortStableFunc(modules, func(a, b *Module) int {
+		if a.cached != b.cached {
+			if a.cached {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(a.Size, b.Size)
+	})
 	go func() {
 		defer close(done)
-		cached := make(map[*Module]bool, len(modules))
-		for _, m := range modules {
-			cached[m] = m.engine.Cached(m.wasm)
-		}
-		slices.SortStableFunc(modules, func(a, b *Module) int {
-			if cached[a] != cached[b] {
-				if cached[a] {
-					return -1
-				}
-				return 1
-			}
-			return cmp.Compare(a.Size, b.Size)
-		})
 		for _, m := range modules {
 			if err := m.warm(ctx); err != nil {
 				if ctx.Err() != nil {

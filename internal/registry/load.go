@@ -72,6 +72,7 @@ func LoadFile(path string, opts LoadOptions) (*Module, []*Tool, error) {
 		observer:     opts.Observer,
 		wasm:         wasm,
 		engine:       opts.Engine,
+		cached:       opts.Engine.Cached(wasm),
 		done:         make(chan struct{}),
 		needed:       make(chan struct{}),
 	}

@@ -38,6 +38,11 @@ type Module struct {
 	observer observe.Observer
 	log      *slog.Logger
 
+	// cached says that the module's code was in the compilation cache
+	// when it loaded (sandbox.Engine.Cached), so that the warm-up loads
+	// it before it compiles the others.
+	cached bool
+
 	wasm    []byte
 	engine  *sandbox.Engine
 	once    sync.Once
