@@ -312,7 +312,9 @@ func TestAModuleThatPassedALimitIsRefusedAtOnceAfterARestart(t *testing.T) {
 		kind  error
 		other CompileLimits // under which the module is tried again
 	}{
-		{"time", shWorker("exec sleep 60"), CompileLimits{Timeout: 50 * time.Millisecond}, ErrCompileTime, CompileLimits{Timeout: 60 * time.Millisecond}},
+		// A second, so that the failing worker is done well within it
+		// when it compiles another module under the same limits.
+		{"time", shWorker("exec sleep 60"), CompileLimits{Timeout: time.Second}, ErrCompileTime, CompileLimits{Timeout: time.Minute}},
 		{"memory", nil, CompileLimits{Memory: 1 << 10}, ErrCompileMemory, CompileLimits{Memory: 2 << 10}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -343,7 +345,10 @@ func TestAModuleThatPassedALimitIsRefusedAtOnceAfterARestart(t *testing.T) {
 
 func TestARefusalRecordIsTrustedOnlyAsTheServerWroteIt(t *testing.T) {
 	echo := wattest.Build(t, "echo")
-	lim := CompileLimits{Timeout: 50 * time.Millisecond}
+	// The memory limit, which no worker compiles within, makes the
+	// record; the worker that then shows a compilation tried has no
+	// time limit to race.
+	lim := CompileLimits{Memory: 1 << 10}
 	for name, spoil := range map[string]func(record string) error{
 		"other content": func(record string) error { return os.WriteFile(record, []byte("run\n"), 0o600) },
 		"a link": func(record string) error {
@@ -357,7 +362,7 @@ func TestARefusalRecordIsTrustedOnlyAsTheServerWroteIt(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			cache := wattest.CacheDir(t)
-			workerEngine(t, shWorker("exec sleep 60"), lim, cache).Compile(context.Background(), echo)
+			workerEngine(t, nil, lim, cache).Compile(context.Background(), echo)
 			records := refusalRecords(t, cache)
 			if len(records) != 1 {
 				t.Fatalf("records %q; want one", records)
