@@ -62,8 +62,9 @@ type Config struct {
 	// what this build has).
 	Engine string
 	// CacheDir keeps compiled code on disk, so that a restart does not
-	// compile again; "" keeps it in memory only. It holds executable
-	// code: only the server's user may write to it.
+	// compile again, and the modules that passed a compile limit, so that
+	// a restart refuses them at once; "" keeps both in memory only. It
+	// holds executable code: only the server's user may write to it.
 	CacheDir string
 	// Compile bounds the compilation of each module. A zero field takes
 	// DefaultCompileLimits'.
@@ -112,8 +113,10 @@ type CompileLimits struct {
 	// Memory bounds what it may hold, with MemoryPerByte bytes more for
 	// every byte of the module; it holds only with a Worker, on Linux.
 	Memory int64
-	// Concurrency bounds how many modules compile at once. Compiling never
-	// takes a call's run slot.
+	// Concurrency bounds how many modules compile at once, each within
+	// Memory; a module whose code is in the cache loads in one more slot,
+	// of its own. Compiling never takes a call's run slot, and a call's
+	// module compiles before those Warm compiles ahead.
 	Concurrency int
 }
 

@@ -53,9 +53,9 @@ func (f *hostFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.policyFile, "policy", "", "YAML `file` granting tools files, environment, network and secrets (none: tools get none)")
 	d := host.DefaultCompileLimits()
 	f.compileMem = abi.Size(d.Memory)
-	fs.DurationVar(&f.compile.Timeout, "compile-timeout", d.Timeout, "longest one module may take to compile; a module that takes longer is refused")
-	fs.Var(&f.compileMem, "compile-memory", fmt.Sprintf("memory compiling one module may use, plus %d bytes for every byte of the module; a module that needs more is refused", host.MemoryPerByte))
-	fs.IntVar(&f.compile.Concurrency, "compile-concurrency", d.Concurrency, "modules that may compile at once (compiling never takes a call's run slot)")
+	fs.DurationVar(&f.compile.Timeout, "compile-timeout", d.Timeout, "longest one module may take to compile; a module that takes longer is refused, and, with a cache, refused at once after a restart until the module or the limit changes")
+	fs.Var(&f.compileMem, "compile-memory", fmt.Sprintf("memory compiling one module may use, plus %d bytes for every byte of the module; a module that needs more is refused, and, with a cache, refused at once after a restart until the module or the limit changes", host.MemoryPerByte))
+	fs.IntVar(&f.compile.Concurrency, "compile-concurrency", d.Concurrency, "modules that may compile at once, each within --compile-memory; a module compiled before loads from the cache in one more slot (compiling never takes a call's run slot, and a call's module compiles before the warm-up's)")
 	addConfigFlag(fs)
 }
 

@@ -602,7 +602,7 @@ func TestTheCompilersWordsAreLoggedAtDebug(t *testing.T) {
 func TestCompiledHonoursContext(t *testing.T) {
 	// A module whose compilation never finishes: the compiler is never
 	// started and done is never closed.
-	m := &Module{done: make(chan struct{})}
+	m := &Module{done: make(chan struct{}), needed: make(chan struct{})}
 	m.once.Do(func() {})
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -772,4 +772,106 @@ func open(dir string, opts LoadOptions) (*Catalog, error) {
 		return nil, err
 	}
 	return r.Current(), nil
+}
+
+// stallingEngine is an engine whose modules compile in
+// wattest.StallingWorker, stalling over a module of stall bytes, with the
+// cache in cacheDir ("" for none) and one compile slot.
+func stallingEngine(t *testing.T, stall int, cacheDir string) (*sandbox.Engine, func() string) {
+	t.Helper()
+	path, args, next := wattest.StallingWorker(t, stall)
+	e, err := sandbox.NewEngine(context.Background(), sandbox.Config{Engine: os.Getenv("WASMCP_ENGINE"), CacheDir: cacheDir,
+		Compile: sandbox.CompileLimits{Concurrency: 1}, Worker: &sandbox.Worker{Path: path, Args: args}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close(context.Background()) })
+	return e, next
+}
+
+// slowAndEcho writes a directory of two modules: slow, the smaller, which
+// a stalling worker stalls over, and echo.
+func slowAndEcho(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "slow.wasm"), uncompilable())
+	writeSidecar(t, dir, "slow", manifestFor("slow"))
+	wattest.Write(t, dir, "echo", "echo")
+	writeSidecar(t, dir, "echo", manifestFor("echo"))
+	return dir
+}
+
+// The warm-up's compilations are made ahead of need: a module a caller
+// waits for compiles in the slot of one of them, and the warm-up goes on
+// once it is done.
+func TestACallersModuleDoesNotWaitForTheWarmUp(t *testing.T) {
+	dir := slowAndEcho(t)
+	engine, next := stallingEngine(t, len(uncompilable()), "")
+	c, err := open(dir, LoadOptions{Engine: engine, Ceilings: ceilings})
+	if err != nil || len(c.Modules) != 2 {
+		t.Fatalf("Load: %v, %d modules", err, len(c.Modules))
+	}
+	echo, slow := c.Modules[0], c.Modules[1]
+	warmed := c.Warm(context.Background(), slog.New(slog.DiscardHandler))
+	// slow is the smaller module, so the warm-up compiles it first.
+	if got := next(); got != fmt.Sprint(len(uncompilable())) {
+		t.Fatalf("the warm-up's first worker had a module of %s bytes; want slow's", got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	if _, err := echo.Compiled(ctx); err != nil {
+		t.Fatalf("echo, while the warm-up compiles slow: %v", err)
+	}
+	select {
+	case <-slow.done:
+		t.Fatal("slow's compilation ended before echo's")
+	case <-warmed:
+		t.Fatal("the warm-up ended before slow's compilation")
+	default:
+	}
+	if closed(slow.needed) {
+		t.Fatal("the warm-up made slow's compilation one a caller waits for")
+	}
+}
+
+// After a restart, the warm-up loads the modules in the cache before it
+// compiles the others, however small: a module that compiles for as long
+// as its limit allows does not keep those waiting either.
+func TestTheWarmUpLoadsCachedModulesFirst(t *testing.T) {
+	dir, cache := slowAndEcho(t), wattest.CacheDir(t)
+	first, _ := stallingEngine(t, len(uncompilable()), cache)
+	c, err := open(dir, LoadOptions{Engine: first, Ceilings: ceilings})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Modules[0].Compiled(context.Background()); err != nil {
+		t.Fatalf("echo: %v", err)
+	}
+	restarted, next := stallingEngine(t, len(uncompilable()), cache)
+	if c, err = open(dir, LoadOptions{Engine: restarted, Ceilings: ceilings}); err != nil {
+		t.Fatal(err)
+	}
+	c.Warm(context.Background(), slog.New(slog.DiscardHandler))
+	echo, slow := c.Modules[0], c.Modules[1]
+	if got := next(); got != fmt.Sprint(echo.Size) {
+		t.Fatalf("the warm-up's first worker had a module of %s bytes; want echo's (%d), which is in the cache", got, echo.Size)
+	}
+	if got := next(); got != fmt.Sprint(slow.Size) {
+		t.Fatalf("the warm-up's second worker had a module of %s bytes; want slow's (%d)", got, slow.Size)
+	}
+	select {
+	case <-echo.done:
+	default:
+		t.Fatal("the warm-up compiled slow before echo was done")
+	}
+}
+
+// closed reports whether ch is closed.
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }

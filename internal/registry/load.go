@@ -92,7 +92,9 @@ func loadFile(path string, opts LoadOptions) (*Module, stamp, error) {
 		observer:     opts.Observer,
 		wasm:         wasm,
 		inputs:       st.inputs,
+		cached:       st.inputs.engine.Cached(wasm),
 		done:         make(chan struct{}),
+		needed:       make(chan struct{}),
 	}
 	tools := make([]*Tool, 0, len(manifest.Tools))
 	nodes := 0

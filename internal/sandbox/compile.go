@@ -28,8 +28,11 @@ type CompileLimits struct {
 	// It is enforced only when modules compile in a worker (Config.Worker)
 	// on Linux.
 	Memory int64
-	// Concurrency bounds how many modules compile at once. It is separate
-	// from the bound on calls: a compilation never holds a run slot.
+	// Concurrency bounds how many modules compile afresh at once, each
+	// within Memory, so it multiplies what compiling may hold; it is 1 by
+	// default on any machine (docs/design.md, "Compilation"). A module
+	// whose code is in the cache (Engine.Cached) loads in one more slot,
+	// its own. Neither is a run slot: a compilation never holds one.
 	Concurrency int
 }
 
@@ -90,21 +93,53 @@ type compileError struct {
 func (e *compileError) Error() string { return e.msg }
 func (e *compileError) Unwrap() error { return e.kind }
 
-// bounded runs compile with the engine's compile limits: at most
-// Concurrency at once, each within Timeout, and in a worker if the engine
-// has one. ctx bounds only the wait for a slot; once a compilation starts,
-// it ends on its own limits or when the engine closes, so that the callers
-// that wait for a module share its one compilation.
-func (e *Engine) bounded(ctx context.Context, wasm []byte, compile func(context.Context) (program, error)) (program, error) {
-	select {
-	case e.compileSlots <- struct{}{}:
-		defer func() { <-e.compileSlots }()
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-e.stopping.Done():
-		return nil, ErrEngineClosed
+// bounded runs compile with the engine's compile limits: in its turn in
+// q (compileQueue), each attempt within Timeout, and in a worker if the
+// engine has one. ctx bounds only the wait for a slot; once a compilation
+// starts, it ends on its own limits, when it gives its slot to one someone
+// waits for (and waits for a slot again), or when the engine closes, so
+// that the callers that wait for a module share its one compilation.
+func (e *Engine) bounded(ctx context.Context, q *compileQueue, wasm []byte, opts CompileOptions, compile func(context.Context) (program, error)) (program, error) {
+	needed := opts.Needed
+	wanted := needed == nil || closed(needed)
+	j := q.join(wanted)
+	defer q.end(j)
+	if !wanted {
+		watching := make(chan struct{})
+		defer close(watching)
+		go func() {
+			select {
+			case <-needed:
+				e.log.Debug("a call waits for this compilation now", "file", opts.Name)
+				q.want(j)
+			case <-watching:
+			}
+		}()
 	}
-	cctx, cancel := context.WithTimeoutCause(e.stopping, e.limits.Timeout, ErrCompileTime)
+	for {
+		select {
+		case <-j.turn:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-e.stopping.Done():
+			return nil, ErrEngineClosed
+		}
+		e.log.Debug("compilation started", "file", opts.Name, "cached", q == e.loading)
+		p, err := e.attempt(q, j, wasm, compile)
+		if !errors.Is(err, errYielded) {
+			return p, err
+		}
+		e.log.Debug("compilation stopped for one a call waits for; it starts over later", "file", opts.Name)
+		q.requeue(j)
+	}
+}
+
+// attempt runs one compilation in the slot j was given in q.
+func (e *Engine) attempt(q *compileQueue, j *compileJob, wasm []byte, compile func(context.Context) (program, error)) (program, error) {
+	actx, stop := context.WithCancelCause(e.stopping)
+	defer stop(nil)
+	q.begin(j, stop)
+	cctx, cancel := context.WithTimeoutCause(actx, e.limits.Timeout, ErrCompileTime)
 	defer cancel()
 	if e.worker != nil {
 		if err := e.inWorker(cctx, wasm); err != nil {
@@ -118,12 +153,35 @@ func (e *Engine) bounded(ctx context.Context, wasm []byte, compile func(context.
 	return p, err
 }
 
+// closed reports whether ch is closed.
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
 // stopped explains a compilation whose context ended.
 func (e *Engine) stopped(cctx context.Context) error {
-	if errors.Is(context.Cause(cctx), ErrCompileTime) {
-		return &compileError{ErrCompileTime, fmt.Sprintf("compiling took longer than the %s compile time limit", e.limits.Timeout)}
+	switch cause := context.Cause(cctx); {
+	case errors.Is(cause, ErrCompileTime):
+		return e.limitError(ErrCompileTime, 0)
+	case errors.Is(cause, errYielded):
+		return errYielded
 	}
 	return ErrEngineClosed
+}
+
+// limitError is the error of a compilation that passed a limit (kind is
+// ErrCompileTime or ErrCompileMemory) compiling a module of size bytes.
+// A refusal remembered from an earlier try is worded the same way.
+func (e *Engine) limitError(kind error, size int) *compileError {
+	if kind == ErrCompileTime {
+		return &compileError{ErrCompileTime, fmt.Sprintf("compiling took longer than the %s compile time limit", e.limits.Timeout)}
+	}
+	return &compileError{ErrCompileMemory, fmt.Sprintf("compiling needed more than its memory bound of %s (%s, and %d bytes more for every byte of the module)", bytesText(uint64(e.limits.memoryFor(size))), bytesText(uint64(e.limits.Memory)), MemoryPerByte)}
 }
 
 // inWorker compiles wasm in a worker process, which leaves the compiled
@@ -165,7 +223,7 @@ func (e *Engine) inWorker(ctx context.Context, wasm []byte) error {
 		// The compiler's own verdict: the module is invalid.
 		return refused(text)
 	case exit != nil && exit.ExitCode() == workerOutOfMemory || outOfMemory(text):
-		return &compileError{ErrCompileMemory, fmt.Sprintf("compiling needed more than its memory bound of %s (%s, and %d bytes more for every byte of the module)", bytesText(uint64(budget)), bytesText(uint64(e.limits.Memory)), MemoryPerByte)}
+		return e.limitError(ErrCompileMemory, len(wasm))
 	case exit != nil && exit.ExitCode() == workerFailed:
 		// The worker's own fault (a cache it cannot use, say), in words
 		// that may name the server's paths.

@@ -8,11 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/wasmcp/wasmcp/internal/wasmbin"
 	"github.com/wasmcp/wasmcp/internal/wasmgen"
 	"github.com/wasmcp/wasmcp/internal/wattest"
 )
@@ -48,21 +50,8 @@ func shWorker(script string) *Worker {
 	return &Worker{Path: "/bin/sh", Args: []string{"-c", script, "worker"}}
 }
 
-// engineCache is a cache directory for one test. It is not t.TempDir:
-// wasmtime's cache updates its usage statistics from a thread of its own,
-// which closing the engine does not wait for, so the directory may gain a
-// file while it is removed, and the test would fail for that.
-func engineCache(t *testing.T) string {
-	dir, err := os.MkdirTemp("", "wasmcp-cache-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
-
 func TestWorkerCompilesIntoTheCache(t *testing.T) {
-	cache := engineCache(t)
+	cache := wattest.CacheDir(t)
 	e := workerEngine(t, nil, CompileLimits{}, cache)
 	echo := wattest.Build(t, "echo")
 	c, err := e.Compile(context.Background(), echo)
@@ -296,5 +285,249 @@ func TestCompilationsTakeTurns(t *testing.T) {
 	b, _ := os.ReadFile(log)
 	if got := strings.Fields(string(b)); !slices.Equal(got, []string{"start", "end", "start", "end"}) {
 		t.Fatalf("workers ran %q; want one after the other", got)
+	}
+}
+
+// compiledSize is the size of what a worker is given for wasm.
+func compiledSize(t *testing.T, wasm []byte) int {
+	t.Helper()
+	wasm, err := wasmbin.StripCustom(wasm)
+	if err == nil {
+		wasm, _, err = wasmbin.CapTables(wasm, maxTableElements)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(wasm)
+}
+
+// stallingWorker is wattest.StallingWorker as a Worker, stalling over
+// wasm.
+func stallingWorker(t *testing.T, wasm []byte) (*Worker, func() string) {
+	t.Helper()
+	path, args, next := wattest.StallingWorker(t, compiledSize(t, wasm))
+	return &Worker{Path: path, Args: args}, next
+}
+
+func TestACompilationMadeAheadGivesItsSlotToOneSomeoneWaitsFor(t *testing.T) {
+	ahead, wanted := wasmgen.Command{}.Bytes(), wattest.Build(t, "echo")
+	w, next := stallingWorker(t, ahead)
+	e := workerEngine(t, w, CompileLimits{Concurrency: 1}, "")
+	needed := make(chan struct{})
+	aheadDone := make(chan error, 1)
+	go func() {
+		_, err := e.CompileWith(context.Background(), ahead, CompileOptions{Name: "ahead", Needed: needed})
+		aheadDone <- err
+	}()
+	if got := next(); got != strconv.Itoa(compiledSize(t, ahead)) {
+		t.Fatalf("first worker had a module of %s bytes; want the one made ahead", got)
+	}
+	if _, err := e.Compile(context.Background(), wanted); err != nil {
+		t.Fatalf("the module someone waits for: %v", err)
+	}
+	select {
+	case err := <-aheadDone:
+		t.Fatalf("the module made ahead finished (%v) before the one someone waits for", err)
+	default:
+	}
+	if got := next(); got != strconv.Itoa(compiledSize(t, wanted)) {
+		t.Fatalf("second worker had a module of %s bytes; want the one someone waits for", got)
+	}
+	// The module made ahead starts over.
+	if got := next(); got != strconv.Itoa(compiledSize(t, ahead)) {
+		t.Fatalf("third worker had a module of %s bytes; want the one made ahead, again", got)
+	}
+	e.Close(context.Background())
+	if err := <-aheadDone; !errors.Is(err, ErrEngineClosed) {
+		t.Fatalf("the module made ahead: %v; want it stopped by Close", err)
+	}
+}
+
+// A module compiled before loads from the cache in a slot of its own: it
+// does not wait for a compilation someone waits for, which is never
+// stopped, nor stops one, even when compile slots are one.
+func TestACachedModuleDoesNotWaitForACompilation(t *testing.T) {
+	cache := wattest.CacheDir(t)
+	slow, echo := wasmgen.Command{}.Bytes(), wattest.Build(t, "echo")
+	if _, err := workerEngine(t, nil, CompileLimits{}, cache).Compile(context.Background(), echo); err != nil {
+		t.Fatal(err)
+	}
+	// After a restart on the same cache, slow compiles for as long as it
+	// is let, for a caller.
+	w, next := stallingWorker(t, slow)
+	e := workerEngine(t, w, CompileLimits{Concurrency: 1}, cache)
+	if !e.Cached(echo) || e.Cached(slow) {
+		t.Fatalf("Cached: echo %v, slow %v; want only echo, which compiled before", e.Cached(echo), e.Cached(slow))
+	}
+	slowDone := make(chan error, 1)
+	go func() {
+		_, err := e.Compile(context.Background(), slow)
+		slowDone <- err
+	}()
+	if got := next(); got != strconv.Itoa(compiledSize(t, slow)) {
+		t.Fatalf("first worker had a module of %s bytes; want slow's", got)
+	}
+	// ctx bounds only the wait for a slot, so a module that waits for
+	// slow's ends with ctx.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := e.Compile(ctx, echo); err != nil {
+		t.Fatalf("echo, compiled before, while slow compiles: %v", err)
+	}
+	select {
+	case err := <-slowDone:
+		t.Fatalf("slow's compilation ended (%v) before echo's", err)
+	default:
+	}
+}
+
+// A mark that outlives the engine's files (its own eviction, a cleaner of
+// old files, a cache restored without them) changes only the slot: the
+// module still compiles in a worker, within its bounds, never in the
+// server.
+func TestAModuleWhoseCodeLeftTheCacheCompilesInAWorker(t *testing.T) {
+	first := wattest.CacheDir(t)
+	echo := wattest.Build(t, "echo")
+	if _, err := workerEngine(t, nil, CompileLimits{}, first).Compile(context.Background(), echo); err != nil {
+		t.Fatal(err)
+	}
+	// The marks alone, as a cache restored without the engine's files.
+	cache := wattest.CacheDir(t)
+	if err := os.CopyFS(filepath.Join(cache, marksDir), os.DirFS(filepath.Join(first, marksDir))); err != nil {
+		t.Fatal(err)
+	}
+	e := workerEngine(t, nil, CompileLimits{Memory: 1 << 10}, cache)
+	if !e.Cached(echo) {
+		t.Fatal("echo's mark is gone with the engine's files")
+	}
+	// No worker can compile within a kilobyte; the server could.
+	if _, err := e.Compile(context.Background(), echo); !errors.Is(err, ErrCompileMemory) {
+		t.Fatalf("Compile = %v; want the worker's memory bound", err)
+	}
+}
+
+// refusalRecords lists the records of refused modules in a cache.
+func refusalRecords(t *testing.T, cache string) []string {
+	t.Helper()
+	records, err := filepath.Glob(filepath.Join(cache, refusalsDir, "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return records
+}
+
+func TestAModuleThatPassedALimitIsRefusedAtOnceAfterARestart(t *testing.T) {
+	echo, other := wattest.Build(t, "echo"), wattest.Build(t, "trap")
+	// A worker that fails loudly shows whether a compilation was tried.
+	tried := shWorker("exit 99")
+	for _, tc := range []struct {
+		name  string
+		first *Worker
+		lim   CompileLimits
+		kind  error
+		other CompileLimits // under which the module is tried again
+	}{
+		// A second, so that the failing worker is done well within it
+		// when it compiles another module under the same limits.
+		{"time", shWorker("exec sleep 60"), CompileLimits{Timeout: time.Second}, ErrCompileTime, CompileLimits{Timeout: time.Minute}},
+		{"memory", nil, CompileLimits{Memory: 1 << 10}, ErrCompileMemory, CompileLimits{Memory: 2 << 10}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cache := wattest.CacheDir(t)
+			_, first := workerEngine(t, tc.first, tc.lim, cache).Compile(context.Background(), echo)
+			if !errors.Is(first, tc.kind) {
+				t.Fatalf("first compilation: %v; want %v", first, tc.kind)
+			}
+			restarted := workerEngine(t, tried, tc.lim, cache)
+			_, again := restarted.Compile(context.Background(), echo)
+			if !errors.Is(again, tc.kind) || again.Error() != first.Error() {
+				t.Fatalf("after a restart: %v; want the same refusal, without compiling: %v", again, first)
+			}
+			for what, compile := range map[string]func() error{
+				"another module": func() error { _, err := restarted.Compile(context.Background(), other); return err },
+				"other limits": func() error {
+					_, err := workerEngine(t, tried, tc.other, cache).Compile(context.Background(), echo)
+					return err
+				},
+			} {
+				if err := compile(); err == nil || !strings.Contains(err.Error(), "compiler failed") {
+					t.Errorf("%s: %v; want it compiled (by the failing worker)", what, err)
+				}
+			}
+		})
+	}
+}
+
+func TestARefusalRecordIsTrustedOnlyAsTheServerWroteIt(t *testing.T) {
+	echo := wattest.Build(t, "echo")
+	// The memory limit, which no worker compiles within, makes the
+	// record; the worker that then shows a compilation tried has no
+	// time limit to race.
+	lim := CompileLimits{Memory: 1 << 10}
+	for name, spoil := range map[string]func(record string) error{
+		"other content": func(record string) error { return os.WriteFile(record, []byte("run\n"), 0o600) },
+		"a link": func(record string) error {
+			target := filepath.Join(filepath.Dir(record), "target")
+			if err := os.Rename(record, target); err != nil {
+				return err
+			}
+			// Named relatively, the link is as short as a record.
+			return os.Symlink(filepath.Base(target), record)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cache := wattest.CacheDir(t)
+			workerEngine(t, nil, lim, cache).Compile(context.Background(), echo)
+			records := refusalRecords(t, cache)
+			if len(records) != 1 {
+				t.Fatalf("records %q; want one", records)
+			}
+			if err := spoil(records[0]); err != nil {
+				t.Fatal(err)
+			}
+			_, err := workerEngine(t, shWorker("exit 99"), lim, cache).Compile(context.Background(), echo)
+			if err == nil || !strings.Contains(err.Error(), "compiler failed") {
+				t.Fatalf("with the record spoiled: %v; want the module compiled again", err)
+			}
+		})
+	}
+}
+
+func TestOnlyLimitsPassedAreRemembered(t *testing.T) {
+	for name, w := range map[string]*Worker{
+		"the compiler's verdict": nil,
+		"a crash":                shWorker("kill -SEGV $$"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			cache := wattest.CacheDir(t)
+			// Not valid: i32.add on an empty stack.
+			if _, err := workerEngine(t, w, CompileLimits{}, cache).Compile(context.Background(), wasmgen.Command{StartCode: []byte{0x6a}}.Bytes()); err == nil {
+				t.Fatal("an invalid module compiled")
+			}
+			if records := refusalRecords(t, cache); len(records) != 0 {
+				t.Fatalf("records %q after a failure that is no limit's", records)
+			}
+		})
+	}
+}
+
+func TestARefusalThatCannotBeRecordedIsLogged(t *testing.T) {
+	cache := wattest.CacheDir(t)
+	// The records' directory cannot be made: a file has its name.
+	if err := os.WriteFile(filepath.Join(cache, refusalsDir), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	e, err := NewEngine(context.Background(), Config{Engine: os.Getenv("WASMCP_ENGINE"), CacheDir: cache,
+		Compile: CompileLimits{Timeout: 50 * time.Millisecond}, Worker: shWorker("exec sleep 60"), Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	if _, err := e.Compile(context.Background(), wattest.Build(t, "echo")); !errors.Is(err, ErrCompileTime) {
+		t.Fatalf("Compile = %v; want the time limit", err)
+	}
+	if !strings.Contains(log.String(), "cannot record a module's compile refusal") {
+		t.Fatalf("log %q; want the failure to record named", log.String())
 	}
 }

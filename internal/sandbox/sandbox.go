@@ -42,7 +42,10 @@ type Config struct {
 	// the same ABI, limits and failures; Engines lists what a build has.
 	Engine string
 	// CacheDir, when set, keeps compiled native code on disk so that a
-	// restart does not recompile. It holds executable code: it must be
+	// restart does not recompile, with a mark of each module compiled so
+	// that a restart loads it without waiting for other compilations,
+	// and records the modules that passed a compile limit so that a
+	// restart refuses them at once. It holds executable code: it must be
 	// writable only by the server's user.
 	CacheDir string
 	// Compile bounds each compilation.
@@ -128,7 +131,11 @@ type Engine struct {
 	cacheDir string
 	tempDir  string // a private cache for the worker, removed on Close
 
-	compileSlots chan struct{}
+	// compiling and loading hand out the compile slots (compileQueue):
+	// Concurrency of them to modules that compile afresh, and one to
+	// modules whose code is in the cache (Cached), so that loading a
+	// module never waits for another's compilation.
+	compiling, loading *compileQueue
 	// stopping ends when Close begins: compilations stop (workers are
 	// killed), and no new one starts.
 	stopping context.Context
@@ -162,7 +169,7 @@ func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e.b, e.provided, e.cacheDir = b, b.provides(), cfg.CacheDir
-	e.compileSlots = make(chan struct{}, e.limits.Concurrency)
+	e.compiling, e.loading = newCompileQueue(e.limits.Concurrency), newCompileQueue(1)
 	e.stopping, e.stop = context.WithCancel(context.Background())
 	return e, nil
 }
@@ -270,16 +277,37 @@ type Compiled struct {
 	reserve uint64
 }
 
-// Compile compiles a module within the engine's CompileLimits; it may take
-// seconds for large modules, so callers run it off the request path. ctx
-// bounds the wait for a compile slot. The module is checked first
+// CompileOptions say how Engine.CompileWith schedules a compilation.
+type CompileOptions struct {
+	// Name is what the engine's log calls the module (its file).
+	Name string
+	// Needed, when not nil, makes the compilation one made ahead of need
+	// until it is closed: it waits behind every compilation someone waits
+	// for, and gives its slot up to one when no other slot is free,
+	// starting over later. Closing Needed says someone waits for it now.
+	Needed <-chan struct{}
+}
+
+// Compile compiles a module someone waits for, as CompileWith does with
+// no options.
+func (e *Engine) Compile(ctx context.Context, wasm []byte) (*Compiled, error) {
+	return e.CompileWith(ctx, wasm, CompileOptions{})
+}
+
+// CompileWith compiles a module within the engine's CompileLimits; it may
+// take seconds for large modules, so callers run it off the request path.
+// ctx bounds the wait for a compile slot. The module is checked first
 // (CheckModule), its custom sections are dropped (no engine needs them,
 // and names and debug information cost memory to decode), and its tables
-// are capped (wasmbin.CapTables). Errors for a compilation the limits
-// stopped wrap ErrCompileTime or ErrCompileMemory; the compiler's refusal
-// of an invalid module is a *RefusedError. No error names a path of the
-// host: those are in the engine's log.
-func (e *Engine) Compile(ctx context.Context, wasm []byte) (*Compiled, error) {
+// are capped (wasmbin.CapTables). A module that compiled before with this
+// cache (Cached) loads in a slot of its own, so it never waits for the
+// compilation of a module that is not, nor makes one wait. Errors for a
+// compilation the limits stopped wrap ErrCompileTime or ErrCompileMemory;
+// with a compilation cache, such a module is refused at once from then
+// on, with the same error, until the module, the limits or the engine
+// change. The compiler's refusal of an invalid module is a *RefusedError.
+// No error names a path of the host: those are in the engine's log.
+func (e *Engine) CompileWith(ctx context.Context, wasm []byte, opts CompileOptions) (*Compiled, error) {
 	parsed, err := wasmbin.Parse(wasm)
 	if err != nil {
 		return nil, err
@@ -287,6 +315,8 @@ func (e *Engine) Compile(ctx context.Context, wasm []byte) (*Compiled, error) {
 	if err := e.CheckModule(parsed); err != nil {
 		return nil, err
 	}
+	given := wasm
+	cached := e.Cached(given)
 	if wasm, err = wasmbin.StripCustom(wasm); err != nil {
 		return nil, err
 	}
@@ -294,7 +324,15 @@ func (e *Engine) Compile(ctx context.Context, wasm []byte) (*Compiled, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := e.bounded(ctx, wasm, func(cctx context.Context) (program, error) {
+	if refused, record := e.recall(wasm); refused != nil {
+		e.log.Info("module refused without compiling: it passed the same compile limit before (a new limit, or removing the record, tries again)", "file", opts.Name, "reason", refused, "record", record)
+		return nil, refused
+	}
+	q := e.compiling
+	if cached {
+		q = e.loading
+	}
+	p, err := e.bounded(ctx, q, wasm, opts, func(cctx context.Context) (program, error) {
 		e.mu.RLock()
 		defer e.mu.RUnlock()
 		if e.closed {
@@ -306,8 +344,16 @@ func (e *Engine) Compile(ctx context.Context, wasm []byte) (*Compiled, error) {
 		}
 		return p, nil
 	})
-	if err != nil {
+	var limited *compileError
+	switch {
+	case errors.As(err, &limited):
+		e.remember(wasm, limited)
 		return nil, err
+	case err != nil:
+		return nil, err
+	}
+	if !cached {
+		e.mark(given)
 	}
 	c := &Compiled{p: p, reserve: reserve(parsed.Shape, tableMax)}
 	if len(parsed.Memories) == 1 {
