@@ -242,6 +242,7 @@ func TestChangedModuleLosesItsGrants(t *testing.T) {
 	if !res.IsError || !strings.Contains(text(res), "wasmcp policy approve") {
 		t.Fatalf("after the change = %q; want the grants lapsed, with how to approve", text(res))
 	}
+	reloads := strings.Count(s.stderr.String(), "tools reloaded")
 	out := run(t, exec.Command(binary, "policy", "approve", "--policy", f.policy, "--tools", f.dir, "--cache-dir", cacheDir, "fetch_text"))
 	if !strings.Contains(out, "approved fetch_text") {
 		t.Fatalf("approve: %s", out)
@@ -250,7 +251,10 @@ func TestChangedModuleLosesItsGrants(t *testing.T) {
 	if !strings.Contains(show, "127.0.0.1") || strings.Contains(show, "NOT GRANTED  http host 127.0.0.1") || strings.Contains(show, testSecret) {
 		t.Errorf("policy show after approval:\n%s", show)
 	}
+	// The registry says "policy changed" as it plans the reload, before the
+	// new grants are in service; the host says "tools reloaded" after.
 	s.waitLog(t, "policy changed")
+	s.waitLogCount(t, reloads+1, "tools reloaded")
 	if res := callTool(t, cs, "fetch_text", map[string]any{"url": url}); res.IsError {
 		t.Errorf("after approval, without a restart = %q", text(res))
 	}
