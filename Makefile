@@ -16,7 +16,7 @@ ADDR    ?= 127.0.0.1:8080
 FUZZTIME ?=
 FUZZ := abi:FuzzParseManifest:400000 internal/wasmbin:FuzzParse:300000 internal/wasmbin:FuzzParseBodies:60000 \
         internal/mcpserver/internal/guard:FuzzInspect:250000 internal/mcpserver/internal/guard:FuzzScan:500000 \
-        internal/schema:FuzzCompile:120000 internal/sandbox:FuzzHostFunctions:200000
+        internal/schema:FuzzCompile:120000 internal/sandbox:FuzzHostFunctions:200000 internal/jsonsize:FuzzString:150000
 
 .PHONY: run serve-stdio build tools setup test test-wasmtime lint fuzz conformance
 

@@ -1,18 +1,44 @@
 package abi
 
 // HostModule is the import module of the host functions wasmcp offers a
-// tool. Importing it is optional: a tool that imports nothing from it works
-// unchanged.
-//
-// Its functions, in WebAssembly types:
-//
-//	log(level i32, msg_ptr i32, msg_len i32) -> i32
-//	progress(progress f64, total f64, msg_ptr i32, msg_len i32) -> i32
-//	http_request(req_ptr i32, req_len i32, resp_len_ptr i32) -> i32
-//	http_response(buf_ptr i32, buf_len i32) -> i32
-//
-// Each returns Ok or one of the Err codes. docs/abi.md describes them.
+// tool (HostFunctions). Importing it is optional: a tool that imports
+// nothing from it works unchanged.
 const HostModule = "wasmcp"
+
+// ValueType is a WebAssembly value type, by its binary encoding.
+type ValueType byte
+
+// The value types of the host functions' parameters and results.
+const (
+	I32 ValueType = 0x7f
+	I64 ValueType = 0x7e
+	F32 ValueType = 0x7d
+	F64 ValueType = 0x7c
+)
+
+// Param is one parameter of a host function.
+type Param struct {
+	Name string
+	Type ValueType
+}
+
+// HostFunction is one function of HostModule: its name and parameters.
+// Every host function returns one i32, Ok or one of the Err codes.
+type HostFunction struct {
+	Name   string
+	Params []Param
+}
+
+// HostFunctions are the functions of HostModule, with the types a tool
+// must import them with: both engines define them from this table, and a
+// module that imports one with another type does not load. docs/abi.md
+// describes them.
+var HostFunctions = []HostFunction{
+	{"log", []Param{{"level", I32}, {"msg_ptr", I32}, {"msg_len", I32}}},
+	{"progress", []Param{{"progress", F64}, {"total", F64}, {"msg_ptr", I32}, {"msg_len", I32}}},
+	{"http_request", []Param{{"req_ptr", I32}, {"req_len", I32}, {"resp_len_ptr", I32}}},
+	{"http_response", []Param{{"buf_ptr", I32}, {"buf_len", I32}}},
+}
 
 // Log levels for log, in increasing severity: the RFC 5424 levels MCP uses.
 const (

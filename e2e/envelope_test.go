@@ -163,3 +163,23 @@ func TestNumbersTooLargeToCheck(t *testing.T) {
 		t.Errorf("next call: reply %s; want the echo", r)
 	}
 }
+
+// TestOutputLimitBoundsTheAnswerAsSent calls a tool that writes control
+// characters, which JSON makes six bytes each, under the default 1 MiB
+// output limit: 150,000 of them (900 KB once encoded) reach the client as
+// written; 200,000 (1.2 MB) are refused with an error naming the limit.
+func TestOutputLimitBoundsTheAnswerAsSent(t *testing.T) {
+	dir := t.TempDir()
+	wattest.Write(t, dir, "ctlbytes", "ctlbytes")
+	sidecar(t, dir, "ctlbytes", `{"abi":1,"tools":[{"name":"ctlbytes","description":"writes n bytes of 0x01","inputSchema":{"type":"object"}}]}`)
+	s := startHTTPIn(t, dir)
+	cs := connectHTTP(t, s, "2026-07-28")
+	if res := callTool(t, cs, "ctlbytes", map[string]any{"n": 150000}); res.IsError || text(res) != strings.Repeat("\x01", 150000) {
+		t.Errorf("150,000 control characters: isError %v, %d bytes of text; want them all", res.IsError, len(text(res)))
+	}
+	res := callTool(t, cs, "ctlbytes", map[string]any{"n": 200000})
+	if got := text(res); !res.IsError || !strings.Contains(got, "answer would be 1200002 bytes once encoded as JSON") || !strings.Contains(got, "output limit of 1MiB") || !strings.Contains(got, "--output") {
+		t.Errorf("200,000 control characters: isError %v, %.300q; want a refusal naming the encoded size and --output", res.IsError, got)
+	}
+	s.waitLog(t, "msg=call", "tool=ctlbytes", "outcome=output")
+}

@@ -109,8 +109,15 @@ func startHTTP(t testing.TB, extra ...string) *server {
 // startHTTPIn is startHTTP on another tool directory.
 func startHTTPIn(t testing.TB, dir string, extra ...string) *server {
 	t.Helper()
-	args := append([]string{"serve", "--tools", dir, "--cache-dir", cacheDir, "--http", "127.0.0.1:0"}, extra...)
-	cmd := exec.Command(binary, args...)
+	return startBinary(t, binary, append([]string{"--tools", dir, "--cache-dir", cacheDir}, extra...)...)
+}
+
+// startBinary starts bin as `serve --http` on a free loopback port, with
+// the arguments given, and waits for it to say where it listens.
+func startBinary(t testing.TB, bin string, extra ...string) *server {
+	t.Helper()
+	args := append([]string{"serve", "--http", "127.0.0.1:0"}, extra...)
+	cmd := exec.Command(bin, args...)
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

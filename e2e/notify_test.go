@@ -3,12 +3,16 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wasmcp/wasmcp/internal/wattest"
 )
 
 // notes collects the notifications a client receives. The SDK's client may
@@ -163,4 +167,40 @@ func callWithMeta(t *testing.T, cs *mcp.ClientSession, meta mcp.Meta, name strin
 		t.Fatalf("tools/call %s: %v", name, err)
 	}
 	return res
+}
+
+// TestClientThatDoesNotReadHoldsNoSlot asks for progress from a tool that
+// sends 8 MiB of it, over a connection that reads nothing: the tool runs
+// to its end all the same, and the only run slot is free for the next
+// client.
+func TestClientThatDoesNotReadHoldsNoSlot(t *testing.T) {
+	dir := t.TempDir()
+	wattest.Write(t, dir, "bigprogress", "bigprogress")
+	sidecar(t, dir, "bigprogress", `{"abi":1,"tools":[{"name":"bigprogress","description":"8 MiB of progress","inputSchema":{"type":"object"}}]}`)
+	wattest.Write(t, dir, "echo", "echo")
+	sidecar(t, dir, "echo", `{"abi":1,"tools":[{"name":"echo","description":"echoes","inputSchema":{"type":"object"}}]}`)
+	s := startHTTPIn(t, dir, "--concurrency", "1", "--queue-timeout", "1s", "--timeout", "1m", "--prewarm", "0")
+	u, err := url.Parse(s.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	// As small a window as the kernel allows: the server's writes fill it
+	// at once.
+	if err := conn.(*net.TCPConn).SetReadBuffer(4096); err != nil {
+		t.Fatal(err)
+	}
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bigprogress","arguments":{},` +
+		`"_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
+		"Mcp-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: bigprogress\r\nContent-Length: %d\r\n\r\n%s", u.Path, u.Host, len(body), body)
+	s.waitLog(t, "msg=call", "tool=bigprogress", "outcome=ok")
+	cs := connectHTTP(t, s, "2026-07-28")
+	if res := callTool(t, cs, "echo", map[string]any{"a": 1}); res.IsError || text(res) != `{"a":1}` {
+		t.Errorf("the next call = %q (isError %v); want its arguments back", text(res), res.IsError)
+	}
 }

@@ -242,6 +242,7 @@ func TestChangedModuleLosesItsGrants(t *testing.T) {
 	if !res.IsError || !strings.Contains(text(res), "wasmcp policy approve") {
 		t.Fatalf("after the change = %q; want the grants lapsed, with how to approve", text(res))
 	}
+	reloads := strings.Count(s.stderr.String(), "tools reloaded")
 	out := run(t, exec.Command(binary, "policy", "approve", "--policy", f.policy, "--tools", f.dir, "--cache-dir", cacheDir, "fetch_text"))
 	if !strings.Contains(out, "approved fetch_text") {
 		t.Fatalf("approve: %s", out)
@@ -250,7 +251,10 @@ func TestChangedModuleLosesItsGrants(t *testing.T) {
 	if !strings.Contains(show, "127.0.0.1") || strings.Contains(show, "NOT GRANTED  http host 127.0.0.1") || strings.Contains(show, testSecret) {
 		t.Errorf("policy show after approval:\n%s", show)
 	}
+	// The registry says "policy changed" as it plans the reload, before the
+	// new grants are in service; the host says "tools reloaded" after.
 	s.waitLog(t, "policy changed")
+	s.waitLogCount(t, reloads+1, "tools reloaded")
 	if res := callTool(t, cs, "fetch_text", map[string]any{"url": url}); res.IsError {
 		t.Errorf("after approval, without a restart = %q", text(res))
 	}
@@ -267,4 +271,53 @@ func mustRead(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestDenialsAreBoundedInTheAnswer serves a tool with no grant that asks
+// for 100 hosts of its own in URLs of 64 KiB: the failed call lists a few
+// denials, cut short, and counts the rest, and so does the log.
+func TestDenialsAreBoundedInTheAnswer(t *testing.T) {
+	dir := t.TempDir()
+	wattest.Write(t, dir, "denied", "denied")
+	sidecar(t, dir, "denied", `{"abi":1,"tools":[{"name":"denied","description":"asks for 100 hosts","inputSchema":{"type":"object"}}]}`)
+	s := startHTTPIn(t, dir)
+	cs := connectHTTP(t, s, "2026-07-28")
+	res := callTool(t, cs, "denied", nil)
+	got := text(res)
+	if !res.IsError || !strings.Contains(got, "no http grant") || !strings.Contains(got, "and 92 more") || len(got) > 8<<10 {
+		t.Errorf("the answer (isError %v, %d bytes) = %.600q…; want a few denials and \"and 92 more\", within 8 KiB", res.IsError, len(got), got)
+	}
+	s.waitLog(t, "permission denied", "tool=denied", "more=92")
+	for _, line := range strings.Split(s.stderr.String(), "\n") {
+		if len(line) > 8<<10 {
+			t.Errorf("a log line of %d bytes: %.200q…", len(line), line)
+		}
+	}
+}
+
+// TestHTTPAnswerIsBoundedByTheMemoryLimit fetches 300 KiB of control
+// characters, which the answer carries as 1.8 MiB of JSON, for a tool
+// whose memory limit is 1 MiB: the host refuses to hold an answer the
+// tool could never take, and says why.
+func TestHTTPAnswerIsBoundedByTheMemoryLimit(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write(bytes.Repeat([]byte{1}, 300<<10))
+	}))
+	t.Cleanup(srv.Close)
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	dir := t.TempDir()
+	wattest.Write(t, dir, "httpcall", "httpsmall")
+	sidecar(t, dir, "httpsmall", `{"abi":1,"tools":[{"name":"httpsmall","description":"passes its arguments to http_request","inputSchema":{"type":"object"}}],
+		"permissions":{"http":[{"host":"127.0.0.1"}]},"limits":{"memory":"1MiB"}}`)
+	policy := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(policy, []byte(fmt.Sprintf("modules:\n  httpsmall:\n    sha256: %s\n    http:\n      - {host: 127.0.0.1, ports: [%s], schemes: [http], allow_private: true}\n",
+		fileSHA(t, dir, "httpsmall"), port)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startHTTPIn(t, dir, "--policy", policy)
+	cs := connectHTTP(t, s, "2026-07-28")
+	res := callTool(t, cs, "httpsmall", map[string]any{"url": srv.URL + "/"})
+	if got := text(res); res.IsError || !strings.HasPrefix(got, "8") || !strings.Contains(got, "would take 1.758 MiB as the answer's body, more than this tool's memory limit of 1 MiB could ever hold") {
+		t.Errorf("httpsmall = %.400q (isError %v); want code 8 (network) and why", got, res.IsError)
+	}
 }

@@ -54,14 +54,17 @@ type Config struct {
 	// is answered "busy" (default 5 s; negative: it does not wait).
 	QueueTimeout time.Duration
 	// Prewarm is how many instances may be started ahead of their calls
-	// (0: none). Every call still gets a fresh instance.
+	// (0: none). Every call still gets a fresh instance. Together they
+	// hold at most Concurrency × Limits.Memory (what their guests'
+	// start-ups took), each until a call takes it or for a minute at most.
 	Prewarm int
 	// Engine names the WebAssembly engine (default wazero; Engines lists
 	// what this build has).
 	Engine string
 	// CacheDir keeps compiled code on disk, so that a restart does not
-	// compile again; "" keeps it in memory only. It holds executable
-	// code: only the server's user may write to it.
+	// compile again, and the modules that passed a compile limit, so that
+	// a restart refuses them at once; "" keeps both in memory only. It
+	// holds executable code: only the server's user may write to it.
 	CacheDir string
 	// Compile bounds the compilation of each module. A zero field takes
 	// DefaultCompileLimits'.
@@ -96,7 +99,7 @@ type Config struct {
 type Limits struct {
 	Timeout time.Duration // of its run
 	Memory  int64         // bytes of memory: linear memory, tables, globals
-	Output  int64         // bytes of stdout, and separately of stderr
+	Output  int64         // bytes of stdout, and separately of stderr, and of the answer JSON-encoded
 }
 
 // DefaultLimits are the ceilings a zero Limits field stands for.
@@ -110,8 +113,10 @@ type CompileLimits struct {
 	// Memory bounds what it may hold, with MemoryPerByte bytes more for
 	// every byte of the module; it holds only with a Worker, on Linux.
 	Memory int64
-	// Concurrency bounds how many modules compile at once. Compiling never
-	// takes a call's run slot.
+	// Concurrency bounds how many modules compile at once, each within
+	// Memory; a module whose code is in the cache loads in one more slot,
+	// of its own. Compiling never takes a call's run slot, and a call's
+	// module compiles before those Warm compiles ahead.
 	Concurrency int
 }
 
@@ -126,7 +131,10 @@ func DefaultCompileLimits() CompileLimits {
 }
 
 // Worker is how to start a compile worker: a process that calls RunWorker
-// with the arguments after Args.
+// with the arguments after Args. A program that is its own worker should
+// give /proc/self/exe as Path where the system has it, as wasmcp does: an
+// upgrade in place leaves the path it was started from naming no file, or
+// another version.
 type Worker struct {
 	Path string
 	Args []string

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,11 +21,47 @@ import (
 // TestMain lets the test binary be the compile worker that the commands
 // under test start: they find their worker as their own executable, which
 // here is this binary.
+//
+// It also plays the two parts of TestWorkersStartFromTheRunningBinary.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == workerCommand {
+	switch {
+	case len(os.Args) > 1 && os.Args[1] == workerCommand:
 		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	case len(os.Args) > 1 && os.Args[1] == startedArg:
+		fmt.Print(startedArg)
+		os.Exit(0)
+	case os.Getenv(removeSelfEnv) != "":
+		os.Exit(startAfterRemoval())
 	}
 	os.Exit(m.Run())
+}
+
+// startedArg and removeSelfEnv start the parts TestMain plays for
+// TestWorkersStartFromTheRunningBinary.
+const (
+	startedArg    = "started-from-self"
+	removeSelfEnv = "WASMCP_TEST_REMOVE_SELF"
+)
+
+// startAfterRemoval removes this process's binary, as an upgrade in place
+// does, then starts self as the server starts a worker.
+func startAfterRemoval() int {
+	exe, err := os.Executable()
+	if err == nil {
+		err = os.Remove(exe)
+	}
+	path, perr := self()
+	if err = errors.Join(err, perr); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	cmd := exec.Command(path, startedArg)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
 }
 
 // hangGuard bounds one command's run. It guards against hanging and is
@@ -51,6 +89,29 @@ func wasmcp(t *testing.T, stdin string, args ...string) result {
 
 func (r result) String() string {
 	return fmt.Sprintf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+}
+
+// Compile workers start from the file the server runs, not from its path:
+// an upgrade in place removes the file at the path, or puts another
+// version there.
+func TestWorkersStartFromTheRunningBinary(t *testing.T) {
+	data, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	deployed := filepath.Join(t.TempDir(), "wasmcp")
+	if err := os.WriteFile(deployed, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(deployed)
+	cmd.Env = append(os.Environ(), removeSelfEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || string(out) != startedArg {
+		t.Fatalf("starting self once the binary is removed: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(deployed); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the binary was not removed: %v", err)
+	}
 }
 
 // dirFlags point a command at a tool directory, with no disk cache.
@@ -410,6 +471,7 @@ func TestInspectReportsProblems(t *testing.T) {
 		{"no manifest", "echo", "no manifest"},
 		{"no _start", "nostart", `exports no "_start" function`},
 		{"bad import", "badimport", "env.open_socket"},
+		{"bad import type", "badsig", "imports wasmcp.log as (i64) -> i64, but wasmcp defines it (docs/abi.md) as (i32, i32, i32) -> i32"},
 	} {
 		path := wattest.Write(t, dir, tc.wat, strings.ReplaceAll(tc.name, " ", "_"))
 		in, r := inspectJSON(t, path)

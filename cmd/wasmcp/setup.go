@@ -41,7 +41,7 @@ func (f *hostFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.tools, "tools", "tools", "`directory` of .wasm tool modules")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "ceiling on one call's run time; a manifest may ask for less")
 	fs.Var(&f.memory, "memory", "ceiling on one call's memory: linear memory, tables and globals (e.g. 64MiB); a manifest may ask for less")
-	fs.Var(&f.output, "output", "ceiling on one call's stdout, and separately its stderr (e.g. 1MiB)")
+	fs.Var(&f.output, "output", "ceiling on one call's stdout, and separately its stderr, and on its answer as sent, JSON-encoded (e.g. 1MiB)")
 	fs.IntVar(&f.concurrency, "concurrency", 2*runtime.GOMAXPROCS(0), "calls that may run at once")
 	fs.DurationVar(&f.queueTimeout, "queue-timeout", 5*time.Second, "how long a call waits for a free slot before it is answered busy")
 	fs.StringVar(&f.engine, "engine", host.Engines()[0], "WebAssembly `engine`: "+strings.Join(host.Engines(), " or ")+" (wasmtime needs a build tagged wasmtime)")
@@ -49,13 +49,13 @@ func (f *hostFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fs.BoolVar(&f.logArguments, "log-arguments", false, "add each call's arguments to its log line (they may hold private data)")
-	fs.IntVar(&f.prewarm, "prewarm", 8, "instances to keep started ahead of their calls: at start for the tools of the largest modules, then one per recently called tool (0: none); each call still gets a fresh one")
+	fs.IntVar(&f.prewarm, "prewarm", 8, "instances to keep started ahead of their calls: at start for the tools of the largest modules, then one per recently called tool (0: none); each call still gets a fresh one. Together they hold at most --concurrency × --memory (what their guests' start-ups took), each until a call takes it or for a minute at most")
 	fs.StringVar(&f.policyFile, "policy", "", "YAML `file` granting tools files, environment, network and secrets (none: tools get none)")
 	d := host.DefaultCompileLimits()
 	f.compileMem = abi.Size(d.Memory)
-	fs.DurationVar(&f.compile.Timeout, "compile-timeout", d.Timeout, "longest one module may take to compile; a module that takes longer is refused")
-	fs.Var(&f.compileMem, "compile-memory", fmt.Sprintf("memory compiling one module may use, plus %d bytes for every byte of the module; a module that needs more is refused", host.MemoryPerByte))
-	fs.IntVar(&f.compile.Concurrency, "compile-concurrency", d.Concurrency, "modules that may compile at once (compiling never takes a call's run slot)")
+	fs.DurationVar(&f.compile.Timeout, "compile-timeout", d.Timeout, "longest one module may take to compile; a module that takes longer is refused, and, with a cache, refused at once after a restart until the module or the limit changes")
+	fs.Var(&f.compileMem, "compile-memory", fmt.Sprintf("memory compiling one module may use, plus %d bytes for every byte of the module; a module that needs more is refused, and, with a cache, refused at once after a restart until the module or the limit changes", host.MemoryPerByte))
+	fs.IntVar(&f.compile.Concurrency, "compile-concurrency", d.Concurrency, "modules that may compile at once, each within --compile-memory; a module compiled before loads from the cache in one more slot (compiling never takes a call's run slot, and a call's module compiles before the warm-up's)")
 	addConfigFlag(fs)
 }
 
@@ -105,9 +105,9 @@ func (f *hostFlags) logger(stderr io.Writer) (*slog.Logger, error) {
 }
 
 // config is the host.Config the flags ask for. Modules compile in worker
-// processes of this binary (the compile-worker command), which is what
-// bounds a compilation's memory; a binary that cannot find itself compiles
-// in process, and says so.
+// processes of this binary (the compile-worker command, started from
+// self), which is what bounds a compilation's memory; a binary that cannot
+// find itself compiles in process, and says so.
 func (f *hostFlags) config(log *slog.Logger) host.Config {
 	queue := f.queueTimeout
 	if queue == 0 {
@@ -127,13 +127,30 @@ func (f *hostFlags) config(log *slog.Logger) host.Config {
 		LogArguments: f.logArguments,
 		Version:      version,
 	}
-	exe, err := os.Executable()
+	exe, err := self()
 	if err != nil {
 		log.Warn("compiling in process: the compile worker cannot be started, so --compile-memory does not hold", "reason", err)
 		return cfg
 	}
 	cfg.Worker = &host.Worker{Path: exe, Args: []string{workerCommand}}
 	return cfg
+}
+
+// procSelf names, on Linux, the file the running process was started from,
+// even once no path leads to it.
+const procSelf = "/proc/self/exe"
+
+// self is the path compile workers are started from. procSelf where the
+// system has it: an upgrade in place removes or replaces the server's
+// binary, after which its path names no file, or another version, whose
+// workers might leave code in the cache this server cannot use; procSelf
+// still starts this server's own code. Elsewhere, the path it was started
+// from.
+func self() (string, error) {
+	if _, err := os.Stat(procSelf); err == nil {
+		return procSelf, nil
+	}
+	return os.Executable()
 }
 
 // open checks the flags and opens the server they describe; adjust, if

@@ -16,6 +16,7 @@ import (
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/internal/registry"
 	"github.com/wasmcp/wasmcp/internal/sandbox"
+	"github.com/wasmcp/wasmcp/internal/wasmbin"
 	"github.com/wasmcp/wasmcp/internal/wattest"
 )
 
@@ -159,4 +160,100 @@ func TestEngineCausesGoToTheDebugLog(t *testing.T) {
 		}
 	}
 	t.Fatalf("no debug line with the engine's cause; log: %+v", rec.records)
+}
+
+// slowAndLoud writes a directory of two tools: slow, the smaller module,
+// and loud; and returns it with the size of slow's module as a compile
+// worker gets it.
+func slowAndLoud(t *testing.T) (string, int) {
+	t.Helper()
+	dir := t.TempDir()
+	slow := wattest.Write(t, dir, "shout", "slow")
+	wattest.Write(t, dir, "echo", "loud")
+	for _, stem := range []string{"slow", "loud"} {
+		data, _ := json.Marshal(manifest(tool(stem, "", anyObject, "")))
+		if err := os.WriteFile(filepath.Join(dir, stem+abi.SidecarSuffix), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wasm, err := os.ReadFile(slow)
+	if err == nil {
+		wasm, err = wasmbin.StripCustom(wasm)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, len(wasm)
+}
+
+// stallingDispatcher serves dir with one compile slot, compiling in
+// wattest.StallingWorker, which stalls over a module of stall bytes, with
+// the cache in cacheDir ("" for none).
+func stallingDispatcher(t *testing.T, dir, cacheDir string, stall int) (*Dispatcher, func() string) {
+	t.Helper()
+	path, args, next := wattest.StallingWorker(t, stall)
+	engine, err := sandbox.NewEngine(context.Background(), sandbox.Config{Engine: os.Getenv("WASMCP_ENGINE"), CacheDir: cacheDir,
+		Compile: sandbox.CompileLimits{Concurrency: 1}, Worker: &sandbox.Worker{Path: path, Args: args}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { engine.Close(context.Background()) })
+	reg, err := registry.Open(registry.Options{Dir: dir, LoadOptions: registry.LoadOptions{Engine: engine, Ceilings: ceilings}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := New(reg, Options{QueueTimeout: hangGuard})
+	t.Cleanup(h.Close)
+	return h, next
+}
+
+// callLoud calls loud, which must answer before ctx ends.
+func callLoud(t *testing.T, h *Dispatcher) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	res, err := h.Call(ctx, "loud", json.RawMessage(`{"x":"hi"}`), nil)
+	if err != nil || res.IsError {
+		t.Fatalf("loud: %v %+v", err, res)
+	}
+}
+
+// A call's module compiles at once, even while the warm-up compiles a
+// module that takes as long as its limit allows: the warm-up gives its
+// compile slot up, and takes it again once the call's module is done.
+func TestACallDoesNotWaitForTheWarmUpsCompilation(t *testing.T) {
+	dir, stall := slowAndLoud(t)
+	h, next := stallingDispatcher(t, dir, "", stall)
+	warmed := h.Warm()
+	if got := next(); got != fmt.Sprint(stall) {
+		t.Fatalf("the warm-up's first worker had a module of %s bytes; want slow's (%d)", got, stall)
+	}
+	callLoud(t, h)
+	select {
+	case <-warmed:
+		t.Fatal("the warm-up was done before loud's call")
+	default:
+	}
+}
+
+// After a restart, a tool whose module is in the cache answers its first
+// call while another call waits for a module that compiles for as long as
+// its limit allows, a compilation that is never stopped.
+func TestACachedToolDoesNotWaitForAnotherCallsCompilation(t *testing.T) {
+	dir, stall := slowAndLoud(t)
+	cache := wattest.CacheDir(t)
+	first, _ := stallingDispatcher(t, dir, cache, stall)
+	callLoud(t, first)
+	h, next := stallingDispatcher(t, dir, cache, stall)
+	ctx, cancel := context.WithCancel(context.Background())
+	slow := make(chan struct{})
+	defer func() { cancel(); <-slow }()
+	go func() {
+		defer close(slow)
+		h.Call(ctx, "slow", json.RawMessage(`{}`), nil)
+	}()
+	if got := next(); got != fmt.Sprint(stall) {
+		t.Fatalf("the first worker had a module of %s bytes; want slow's (%d)", got, stall)
+	}
+	callLoud(t, h)
 }

@@ -67,7 +67,9 @@ type Options struct {
 	// variable on; nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
 	// Prewarm keeps up to this many instances started ahead of their calls
-	// (0: none); see package prewarm.
+	// (0: none), holding together at most the memory that Concurrency
+	// calls may: so preparing ahead never holds more than the calls
+	// themselves. See package prewarm.
 	Prewarm int
 }
 
@@ -109,7 +111,7 @@ func New(reg *registry.Registry, opts Options) *Dispatcher {
 	if d.lookupEnv == nil {
 		d.lookupEnv = os.LookupEnv
 	}
-	d.pool = prewarm.New(opts.Prewarm, d.log, func(t *registry.Tool) bool {
+	d.pool = prewarm.New(opts.Prewarm, int64(n)*reg.Ceilings().Memory, d.log, func(t *registry.Tool) bool {
 		served, ok := reg.Current().Lookup(t.Spec.Name)
 		return ok && served == t
 	})
@@ -226,7 +228,10 @@ var ErrUnknownTool = registry.ErrUnknownTool
 
 // Call runs one tool call. args is the call's "arguments" JSON; empty or
 // null means {}. rep, if not nil, receives the tool's log and progress
-// reports; they also go to the server's log at debug level.
+// reports, from a goroutine of their own (see notifier): it may block
+// without holding up the tool, which never waits for a client. Call
+// returns once those reports are delivered, or dropped after notifyGrace.
+// They also go to the server's log at debug level.
 func (d *Dispatcher) Call(ctx context.Context, name string, args json.RawMessage, rep sandbox.Reporter) (*mcp.CallToolResult, error) {
 	cat, t, err := d.reg.Acquire(name)
 	if err != nil {
@@ -235,7 +240,25 @@ func (d *Dispatcher) Call(ctx context.Context, name string, args json.RawMessage
 	defer t.Module.Release()
 	start := time.Now()
 	d.observer.CallStarted(name)
+	var n *notifier
+	if rep != nil {
+		n = newNotifier(rep)
+		rep = n
+	}
 	res, outcome := d.call(ctx, cat, t, args, &serverLog{log: d.log, tool: name, next: rep})
+	if n != nil {
+		// The run slot is free by now: only this call's answer waits.
+		// Progress reports left out are the usual course with a tool
+		// that reports faster than a client reads; log messages are not.
+		logs, progress := n.finish(notifyGrace)
+		level := slog.LevelDebug
+		if logs > 0 {
+			level = slog.LevelWarn
+		}
+		if logs+progress > 0 {
+			d.log.Log(context.Background(), level, "notifications dropped: the client took them more slowly than the tool sent them", "tool", name, "logs", logs, "progress", progress)
+		}
+	}
 	dur := time.Since(start)
 	d.observer.CallFinished(observe.Call{Tool: name, Outcome: outcome.kind, Duration: dur, QueueWait: outcome.queued, PeakMemory: outcome.peak})
 	d.logCall(name, outcome, dur, args)
@@ -311,8 +334,14 @@ func (d *Dispatcher) call(ctx context.Context, cat *registry.Catalog, t *registr
 	}
 
 	r, perm := d.runFor(cat, t)
-	if len(perm.Missing) > 0 {
-		d.log.Warn("permissions not granted", "tool", t.Spec.Name, "missing", perm.Missing)
+	// A manifest may ask for a great deal: what it lacks is reported as
+	// boundedly as a run's denials are.
+	var missing sandbox.Denials
+	for _, m := range perm.Missing {
+		missing.Add(m)
+	}
+	if !missing.Empty() {
+		d.log.Warn("permissions not granted", "tool", t.Spec.Name, "missing", missing.Kept, "more", missing.More)
 	}
 	r.Stdin, r.Reporter = args, rep
 	if len(perm.HTTP.Rules) > 0 {
@@ -334,24 +363,34 @@ func (d *Dispatcher) call(ctx context.Context, cat *registry.Catalog, t *registr
 		go d.refill(t, prog, r, slot)
 		slot = nil
 	}
-	if len(run.Denials) > 0 {
-		d.log.Warn("permission denied", "tool", t.Spec.Name, "denied", run.Denials)
+	if !run.Denials.Empty() {
+		d.log.Warn("permission denied", "tool", t.Spec.Name, "denied", run.Denials.Kept, "more", run.Denials.More)
 	}
 	if run.Failure != nil {
 		if run.Failure.Cause != nil {
 			// What the engine said is for the operator, never the model.
 			d.log.Debug("run failed", "tool", t.Spec.Name, "kind", run.Failure.Kind, "cause", run.Failure.Cause)
 		}
-		return denied(errorResult(failureText(t.Spec.Name, run)), perm.Missing, run.Denials), outcome{kind: string(run.Failure.Kind), peak: run.PeakMemory, queued: queued}
+		return denied(errorResult(failureText(t.Spec.Name, run)), missing, run.Denials), outcome{kind: string(run.Failure.Kind), peak: run.PeakMemory, queued: queued}
 	}
 	res, err := Result(t, run.Stdout, d.log)
 	if err != nil {
 		return errorResult(fmt.Sprintf("%s returned an unusable result: %v", t.Spec.Name, err)), outcome{kind: observe.BadOutput, peak: run.PeakMemory, queued: queued}
 	}
+	// The output limit bounds the answer as the SDK will encode it too:
+	// encoding multiplies it, six times for control characters, and the
+	// SDK holds it, and copies of it, until it is sent.
+	size, err := encodedSize(res)
+	switch {
+	case err != nil:
+		return errorResult(fmt.Sprintf("%s returned an unusable result: %v", t.Spec.Name, err)), outcome{kind: observe.BadOutput, peak: run.PeakMemory, queued: queued}
+	case int64(size) > t.Module.Limits.Output:
+		return errorResult(answerTooLong(t.Spec.Name, size, t.Module.Limits.Output)), outcome{kind: string(sandbox.OutputLimit), peak: run.PeakMemory, queued: queued}
+	}
 	kind := observe.OK
 	if res.IsError {
 		kind = observe.ToolError
-		res = denied(res, perm.Missing, run.Denials)
+		res = denied(res, missing, run.Denials)
 	}
 	return res, outcome{kind: kind, peak: run.PeakMemory, queued: queued}
 }
@@ -397,19 +436,31 @@ func (s *serverLog) Progress(progress, total float64, msg string) {
 
 // denied adds to a failed call's result what permissions it lacked and how
 // an operator grants them: the model can pass that on, where a bare
-// "permission denied" would leave everyone guessing.
-func denied(res *mcp.CallToolResult, missing, denials []string) *mcp.CallToolResult {
-	if len(missing) == 0 && len(denials) == 0 {
+// "permission denied" would leave everyone guessing. What the run was
+// denied comes first, then what the manifest asks for and the policy does
+// not grant.
+func denied(res *mcp.CallToolResult, missing, denials sandbox.Denials) *mcp.CallToolResult {
+	if denials.Empty() && missing.Empty() {
 		return res
 	}
 	var b strings.Builder
 	b.WriteString("permissions this call lacked (the server's operator grants them in its policy file):")
-	for _, d := range append(slices.Clone(denials), missing...) {
+	for _, d := range append(slices.Clone(denials.Kept), missing.Kept...) {
 		b.WriteString("\n- ")
 		b.WriteString(d)
 	}
+	if more := denials.More + missing.More; more > 0 {
+		fmt.Fprintf(&b, "\n- and %d more", more)
+	}
 	res.Content = append(res.Content, &mcp.TextContent{Text: b.String()})
 	return res
+}
+
+// answerTooLong says why an answer over the output limit was not sent.
+func answerTooLong(tool string, size int, limit int64) string {
+	return fmt.Sprintf("%s's answer would be %d bytes once encoded as JSON for the client, over the tool's output limit of %s, which bounds the answer as sent as well as what the tool writes: "+
+		"in the answer a control character, <, > or & takes 6 bytes, a quote, a backslash or a line break 2, and in json mode the object comes twice (as structuredContent and as text). "+
+		"Have the tool write less, or ask the server's operator for a higher output limit (--output, or limits.output in the tool's manifest)", tool, size, abi.Size(limit))
 }
 
 func errorResult(text string) *mcp.CallToolResult {

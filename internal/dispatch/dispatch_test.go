@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -233,16 +234,7 @@ func (r *recorder) count(msg string) int {
 }
 
 // lastOutcome returns the outcome of the last call logged.
-func (r *recorder) lastOutcome() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for i := len(r.records) - 1; i >= 0; i-- {
-		if r.records[i].msg == "call" {
-			return r.records[i].attrs["outcome"]
-		}
-	}
-	return ""
-}
+func (r *recorder) lastOutcome() string { return r.last("call")["outcome"] }
 
 func call(t *testing.T, h *Dispatcher, name, args string) *mcp.CallToolResult {
 	t.Helper()
@@ -601,6 +593,46 @@ func TestPreviewIsBounded(t *testing.T) {
 	}
 }
 
+// TestDeniedListsAFewAndCountsTheRest: a failed call's text lists the run's
+// denials, then what the manifest lacks, and one line counting those left
+// out of either.
+func TestDeniedListsAFewAndCountsTheRest(t *testing.T) {
+	var denials, missing sandbox.Denials
+	for i := range sandbox.MaxDenials + 3 {
+		denials.Add(fmt.Sprint("http host \"h", i, ".test\""))
+	}
+	missing.Add("directory /notes: grant it under modules.m.dirs")
+	res := denied(errorResult("t failed"), missing, denials)
+	got := res.Content[len(res.Content)-1].(*mcp.TextContent).Text
+	lines := strings.Split(got, "\n")
+	if len(lines) != 1+sandbox.MaxDenials+1+1 || lines[1] != `- http host "h0.test"` || lines[len(lines)-2] != "- directory /notes: grant it under modules.m.dirs" || lines[len(lines)-1] != "- and 3 more" {
+		t.Errorf("denied text:\n%s\nwant the %d denials kept, the missing directory, then \"- and 3 more\"", got, sandbox.MaxDenials)
+	}
+	if res := denied(errorResult("t failed"), sandbox.Denials{}, sandbox.Denials{}); len(res.Content) != 1 {
+		t.Errorf("with nothing denied, denied added %d blocks", len(res.Content)-1)
+	}
+}
+
+// TestMissingPermissionsAreBounded: a manifest may ask for many
+// permissions the policy does not grant; a failed call lists a few and
+// counts the rest, and so does its log line.
+func TestMissingPermissionsAreBounded(t *testing.T) {
+	m := manifest(tool("fail", "", anyObject, ""))
+	m.Permissions = &abi.Permissions{}
+	for i := range sandbox.MaxDenials + 12 {
+		m.Permissions.Env = append(m.Permissions.Env, fmt.Sprint("VAR_", i))
+	}
+	f := newFixture(t, map[string]module{"fail": {wat: "fail", manifest: m}}, Options{})
+	res := call(t, f.d, "fail", "")
+	got := res.Content[len(res.Content)-1].(*mcp.TextContent).Text
+	if !res.IsError || strings.Count(got, "\n- ") != sandbox.MaxDenials+1 || !strings.HasSuffix(got, "\n- and 12 more") {
+		t.Errorf("the failed call's last block:\n%s\nwant %d permissions, then \"- and 12 more\"", got, sandbox.MaxDenials)
+	}
+	if more := f.log.last("permissions not granted")["more"]; more != "12" {
+		t.Errorf("the log line counts %q more; want 12", more)
+	}
+}
+
 func TestTailText(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -782,12 +814,12 @@ func TestCallsRunConcurrently(t *testing.T) {
 	wg.Wait()
 }
 
-// lastCall returns the attributes of the last call logged.
-func (r *recorder) lastCall() map[string]string {
+// last returns the attributes of the last record with the message.
+func (r *recorder) last(msg string) map[string]string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i := len(r.records) - 1; i >= 0; i-- {
-		if r.records[i].msg == "call" {
+		if r.records[i].msg == msg {
 			return r.records[i].attrs
 		}
 	}
@@ -799,7 +831,7 @@ func TestArgumentsAreLoggedOnlyWhenAsked(t *testing.T) {
 	for _, logArgs := range []bool{false, true} {
 		f := newFixture(t, standard(), Options{LogArguments: logArgs})
 		call(t, f.d, "text", secret)
-		attrs := f.log.lastCall()
+		attrs := f.log.last("call")
 		if attrs["tool"] != "text" || attrs["outcome"] == "" || attrs["duration"] == "" || attrs["peak_memory"] == "" {
 			t.Errorf("call log line = %v; want tool, outcome, duration and peak memory", attrs)
 		}
@@ -861,5 +893,41 @@ func TestWarmCompilesEveryModule(t *testing.T) {
 	}
 	if f.log.count("warm-up done") != 1 {
 		t.Error(`no "warm-up done" in the log`)
+	}
+}
+
+// TestOutputLimitBoundsTheEncodedAnswer: the output limit (64 KiB here)
+// bounds the answer as the SDK will encode it, not only what the tool
+// wrote. Control characters take six bytes each; json mode sends its
+// object twice; a result's U+2028 takes six bytes for its three.
+func TestOutputLimitBoundsTheEncodedAnswer(t *testing.T) {
+	f := newFixture(t, map[string]module{
+		"ctlbytes": {wat: "ctlbytes", manifest: manifest(tool("ctl", "", anyObject, ""))},
+		"echo":     {wat: "echo", manifest: manifest(tool("json", "json", anyObject, ""), tool("result", "result", anyObject, ""))},
+	}, Options{})
+	limit := int(ceilings.Output)
+	for _, tc := range []struct {
+		name, tool, args string
+		fits             bool
+	}{
+		{"control characters that fit", "ctl", fmt.Sprintf(`{"n":%d}`, limit/6-1), true},
+		{"control characters that do not", "ctl", fmt.Sprintf(`{"n":%d}`, limit/6+1), false},
+		{"a json object that fits twice", "json", `{"s":"` + strings.Repeat("a", limit/2-20) + `"}`, true},
+		{"a json object that does not", "json", `{"s":"` + strings.Repeat("a", limit/2) + `"}`, false},
+		{"a result that does not", "result", `{"content":[{"type":"text","text":"` + strings.Repeat("\u2028", limit/6+1) + `"}]}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := call(t, f.d, tc.tool, tc.args)
+			got := res.Content[0].(*mcp.TextContent).Text
+			switch {
+			case tc.fits && res.IsError:
+				t.Errorf("refused: %.300s", got)
+			case !tc.fits && (!res.IsError || !strings.Contains(got, "once encoded as JSON") || !strings.Contains(got, "output limit of 64KiB") || !strings.Contains(got, "--output")):
+				t.Errorf("answer of %d bytes (isError %v): %.300s; want it refused, naming the limit and --output", len(got), res.IsError, got)
+			}
+		})
+	}
+	if f.log.lastOutcome() != string(sandbox.OutputLimit) {
+		t.Errorf("a refused answer's outcome is %q; want %q", f.log.lastOutcome(), sandbox.OutputLimit)
 	}
 }

@@ -63,14 +63,26 @@ func (f *fixture) cold(t *testing.T, name string) bool {
 
 // warmedUp returns the "prepared" figure of the last "warm-up done" line.
 func (r *recorder) warmedUp() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for i := len(r.records) - 1; i >= 0; i-- {
-		if r.records[i].msg == "warm-up done" {
-			return r.records[i].attrs["prepared"]
-		}
+	if done := r.last("warm-up done"); done != nil {
+		return done["prepared"]
 	}
 	return "(no warm-up done)"
+}
+
+// TestPreparedInstancesHoldAtMostWhatTheCallsMay: the instances prepared
+// ahead hold at most the memory Concurrency calls may (one here, of 16
+// MiB), whatever their number: of two tools whose start-up holds more than
+// 8 MiB, one gets an instance.
+func TestPreparedInstancesHoldAtMostWhatTheCallsMay(t *testing.T) {
+	m := one("a")
+	m.Limits.Memory = 12 << 20
+	n := one("b")
+	n.Limits.Memory = 12 << 20
+	f := newFixture(t, map[string]module{"a": {wat: "growthenread", manifest: m}, "b": {wat: "growthenread", manifest: n}}, Options{Concurrency: 1, Prewarm: 8})
+	f.warm(t)
+	if got := f.ready(); len(got) != 1 {
+		t.Errorf("instances prepared for %q; want one of the two", got)
+	}
 }
 
 func TestWarmPreparesTheLargestToolsAhead(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/internal/jsonsize"
 	"github.com/wasmcp/wasmcp/internal/registry"
 )
 
@@ -222,6 +223,50 @@ func names(dropped []string) []string {
 		}
 	}
 	return out
+}
+
+// encodedSize is how many bytes a result's content, structuredContent
+// and _meta take as the SDK encodes them: each text measured without
+// being encoded (it is the part a tool makes largest, and the one JSON
+// multiplies most, six times for control characters), the rest encoded.
+func encodedSize(res *mcp.CallToolResult) (int, error) {
+	n := 0
+	add := func(v any) error {
+		b, err := json.Marshal(v)
+		n += len(b)
+		return err
+	}
+	for _, c := range res.Content {
+		tc, ok := c.(*mcp.TextContent)
+		if !ok {
+			if err := add(c); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		n += jsonsize.String(tc.Text)
+		if tc.Annotations != nil {
+			if err := add(tc.Annotations); err != nil {
+				return 0, err
+			}
+		}
+		if len(tc.Meta) > 0 {
+			if err := add(tc.Meta); err != nil {
+				return 0, err
+			}
+		}
+	}
+	if res.StructuredContent != nil {
+		if err := add(res.StructuredContent); err != nil {
+			return 0, err
+		}
+	}
+	if len(res.Meta) > 0 {
+		if err := add(res.Meta); err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
 }
 
 // decodeObject decodes exactly one JSON object, keeping numbers exact.

@@ -193,3 +193,27 @@ func TestViolationTextsAreBounded(t *testing.T) {
 		t.Errorf("error text of %d bytes: %.600q…; want a short one, saying what it left out", len(text), text)
 	}
 }
+
+// TestEncodedSizeIsTheSDKsEncoding: what encodedSize counts of a result is
+// what encoding it takes, bar the envelope (member names, brackets and
+// the type of each block), whatever the result holds.
+func TestEncodedSizeIsTheSDKsEncoding(t *testing.T) {
+	ctl := strings.Repeat("\x01\"\u2028<", 1000)
+	for name, res := range map[string]*mcp.CallToolResult{
+		"text":   {Content: []mcp.Content{&mcp.TextContent{Text: ctl}}},
+		"json":   {Content: []mcp.Content{&mcp.TextContent{Text: `{"a":"` + ctl + `"}`}}, StructuredContent: map[string]any{"a": ctl}},
+		"result": {Content: []mcp.Content{&mcp.TextContent{Text: ctl, Annotations: &mcp.Annotations{Priority: 1}, Meta: mcp.Meta{"com.example/a": ctl}}, &mcp.ImageContent{Data: []byte(ctl), MIMEType: "image/png"}}, Meta: mcp.Meta{"com.example/b": ctl}},
+	} {
+		size, err := encodedSize(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if size > len(full) || len(full)-size > 200 {
+			t.Errorf("%s: encodedSize = %d; the encoding is %d bytes", name, size, len(full))
+		}
+	}
+}

@@ -25,7 +25,7 @@ var unlayered = []string{"internal/wasmgen", "internal/wattest", "internal/toolt
 // trees of guests, examples, benchmarks and tests below.
 var (
 	public      = []string{"host", "abi", "cmd/wasmcp"}
-	publicTrees = []string{"sdk-guest/", "tools/", "bench/", "e2e", "conformance/", "deploy/"}
+	publicTrees = []string{"sdk-guest/", "tools/", "bench/", "e2e", "conformance/", "deploy/", "attack/"}
 )
 
 // diagram reads the package paths of the "Layers" block of docs/design.md,

@@ -7,9 +7,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wasmcp/wasmcp/internal/wattest"
 )
 
 // BenchmarkServeStdioCall measures one tools/call through the whole server
@@ -77,4 +81,39 @@ func BenchmarkServeHTTPCall(b *testing.B) {
 		}
 	}
 	runCalls(b, call)
+}
+
+// BenchmarkAnswerAtTheOutputLimit measures what one call's answer costs
+// the server, through the SDK over stdio, at the 1 MiB output limit: the
+// bytes allocated per call (B/op) for output that JSON makes six times as
+// long (control characters), as much as fits the limit once encoded, and
+// as much as fits it as written, which the server refuses.
+//
+//	go test -run '^$' -bench AnswerAtTheOutputLimit -benchtime 20x ./internal/mcpserver/
+func BenchmarkAnswerAtTheOutputLimit(b *testing.B) {
+	dir := b.TempDir()
+	wattest.Write(b, dir, "ctlbytes", "ctlbytes")
+	manifest := `{"abi":1,"tools":[{"name":"ctl","description":"writes n bytes of 0x01","inputSchema":{"type":"object"}}]}`
+	if err := os.WriteFile(filepath.Join(dir, "ctlbytes.manifest.json"), []byte(manifest), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	s := serveDir(b, dir, nil)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.ServeStdio(ctx, inR, outW, StdioOptions{DrainTimeout: time.Second})
+	defer inW.Close()
+	replies := bufio.NewReader(outR)
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	for name, n := range map[string]int{"1 MiB encoded": (1<<20)/6 - 2, "1 MiB written": 1 << 20} {
+		b.Run(name, func(b *testing.B) {
+			runCalls(b, func(id int) {
+				fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"ctl","arguments":{"n":%d},%s}}`+"\n", id, n, meta)
+				if _, err := replies.ReadBytes('\n'); err != nil {
+					b.Fatal(err)
+				}
+			})
+		})
+	}
 }

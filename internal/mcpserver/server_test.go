@@ -32,6 +32,12 @@ func newTestServer(t *testing.T, log *slog.Logger) *Server {
 	// AddTool panics on it.
 	write(t, filepath.Join(dir, "b_header.manifest.json"), `{"abi":1,"tools":[{"name":"header","description":"bad header annotation",
 		"inputSchema":{"type":"object","properties":{"x":{"type":"object","x-mcp-header":"X"}}}}]}`)
+	return serveDir(t, dir, log)
+}
+
+// serveDir serves the tools of dir, with an output limit of 1 MiB.
+func serveDir(t testing.TB, dir string, log *slog.Logger) *Server {
+	t.Helper()
 	engine, err := sandbox.NewEngine(context.Background(), sandbox.Config{Engine: os.Getenv("WASMCP_ENGINE")})
 	if err != nil {
 		t.Fatal(err)

@@ -5,38 +5,83 @@
 // caller's decision; the pool only keeps what it is given, discards what it
 // must, and remembers the tools whose guests cannot be prepared (they do
 // not wait for stdin) so that they are not tried again.
+//
+// A prepared instance holds the memory its guest's start-up took, up to
+// its memory limit, for as long as it waits. So the budget bounds that
+// memory as well as the instances, and an instance waits at most Idle: one
+// no call took by then is discarded and its memory given back to the
+// system, so that a server between bursts of calls holds none.
 package prewarm
 
 import (
 	"context"
 	"log/slog"
+	"runtime/debug"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/wasmcp/wasmcp/internal/registry"
 	"github.com/wasmcp/wasmcp/internal/sandbox"
 )
 
+// Idle is how long a prepared instance waits for its call before it is
+// discarded. An agent calls a tool in bursts, seconds apart; a tool not
+// called for a minute starts cold on its next call, and is prepared again
+// after it.
+const Idle = time.Minute
+
+// giveBackDelay is how long after an instance expires the memory it held
+// is given back to the system, with that of every instance that expires
+// meanwhile: instances prepared together expire together, and each
+// give-back is a full garbage collection, so there is at most one per
+// giveBackDelay, whatever the tools do.
+const giveBackDelay = 5 * time.Second
+
 // Pool holds prepared instances.
 type Pool struct {
 	max    int
+	memory int64 // what the instances may hold in all, in bytes
 	log    *slog.Logger
 	served func(*registry.Tool) bool
+	// after runs f once d has passed, unless stop is called first:
+	// time.AfterFunc, which tests replace.
+	after func(d time.Duration, f func()) (stop func() bool)
+	// giveBack returns freed memory to the system: debug.FreeOSMemory,
+	// which tests replace. On wazero a guest's memory is Go's heap, which
+	// Go collects only once the heap has grown by as much again as it
+	// held, or two minutes on, and then returns to the system slowly.
+	giveBack func()
 
 	mu    sync.Mutex
-	ready map[*registry.Tool]*sandbox.Prepared
+	ready map[*registry.Tool]*prepared
 	order []*registry.Tool // least recently prepared first
+	held  int64            // what the instances in ready hold
 	cold  map[*registry.Tool]bool
+	// giving is set while a give-back is due, and stopGiving cancels it.
+	giving     bool
+	stopGiving func() bool
 
 	closed bool
 	busy   sync.WaitGroup // preparations and discards under way
 }
 
+// prepared is an instance the pool keeps, and the timer that discards it
+// once it has waited Idle.
+type prepared struct {
+	inst *sandbox.Prepared
+	stop func() bool
+}
+
 // New returns a pool of at most max instances (0: the pool prepares
-// nothing). served says whether a tool is still in service: an instance
-// prepared for one a reload replaced meanwhile is not kept.
-func New(max int, log *slog.Logger, served func(*registry.Tool) bool) *Pool {
-	return &Pool{max: max, log: log, served: served, ready: map[*registry.Tool]*sandbox.Prepared{}, cold: map[*registry.Tool]bool{}}
+// nothing) holding at most memory bytes in all (sandbox.Prepared.Memory).
+// served says whether a tool is still in service: an instance prepared for
+// one a reload replaced meanwhile is not kept.
+func New(max int, memory int64, log *slog.Logger, served func(*registry.Tool) bool) *Pool {
+	return &Pool{max: max, memory: memory, log: log, served: served,
+		after:    func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop },
+		giveBack: debug.FreeOSMemory,
+		ready:    map[*registry.Tool]*prepared{}, cold: map[*registry.Tool]bool{}}
 }
 
 // Take returns t's prepared instance, if there is one, and forgets it. It
@@ -45,12 +90,11 @@ func New(max int, log *slog.Logger, served func(*registry.Tool) bool) *Pool {
 func (p *Pool) Take(t *registry.Tool) *sandbox.Prepared {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	inst := p.ready[t]
-	if inst != nil {
-		delete(p.ready, t)
-		p.order = slices.DeleteFunc(p.order, func(x *registry.Tool) bool { return x == t })
+	e := p.removeLocked(t)
+	if e == nil {
+		return nil
 	}
-	return inst
+	return e.inst
 }
 
 // Wanted reports whether Prepare would start an instance for t: the pool
@@ -68,15 +112,15 @@ func (p *Pool) Wanted(t *registry.Tool) bool {
 func (p *Pool) Room() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return !p.closed && len(p.order) < p.max
+	return !p.closed && len(p.order) < p.max && p.held < p.memory
 }
 
 // Prepare starts an instance of t with prog and r and keeps it for t's
 // next call; it returns once the guest waits for its arguments, or gives
 // up. The caller holds a run slot meanwhile (preparing runs the guest's
 // start-up), and releases it after. With evict, a full budget makes room
-// by discarding the instance prepared longest ago; without, the new one is
-// discarded instead. It reports whether the instance was kept.
+// by discarding the instances prepared longest ago; without, the new one
+// is discarded instead. It reports whether the instance was kept.
 func (p *Pool) Prepare(t *registry.Tool, prog *sandbox.Compiled, r sandbox.Run, evict bool) bool {
 	if p.max <= 0 {
 		return false
@@ -103,20 +147,72 @@ func (p *Pool) Prepare(t *registry.Tool, prog *sandbox.Compiled, r sandbox.Run, 
 		t.Module.Release()
 		return false
 	}
-	if p.closed || !p.served(t) || p.ready[t] != nil || !evict && len(p.order) >= p.max {
+	size := inst.Memory()
+	if size > p.memory {
+		// Its start-up is what it is: it will not fit next time either.
+		p.log.Debug("tool not prepared ahead: its instance holds more memory than all prepared instances may", "tool", t.Spec.Name, "holds", size, "budget", p.memory)
+		p.cold[t] = true
 		p.discardLocked(t, inst)
 		return false
 	}
-	p.ready[t] = inst
+	if p.closed || !p.served(t) || p.ready[t] != nil || !evict && (len(p.order) >= p.max || p.held+size > p.memory) {
+		p.discardLocked(t, inst)
+		return false
+	}
+	e := &prepared{inst: inst}
+	e.stop = p.after(Idle, func() { p.expire(t, e) })
+	p.ready[t] = e
 	p.order = append(p.order, t)
-	p.log.Debug("instance prepared", "tool", t.Spec.Name)
-	for len(p.order) > p.max {
-		old := p.order[0]
-		p.order = p.order[1:]
-		p.discardLocked(old, p.ready[old])
-		delete(p.ready, old)
+	p.held += size
+	p.log.Debug("instance prepared", "tool", t.Spec.Name, "holds", size)
+	for len(p.order) > p.max || p.held > p.memory {
+		p.dropLocked(p.order[0])
 	}
 	return true
+}
+
+// expire discards e, t's instance, if no call has taken it meanwhile, and
+// has the memory it held given back to the system.
+func (p *Pool) expire(t *registry.Tool, e *prepared) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ready[t] != e {
+		return
+	}
+	p.log.Debug("prepared instance discarded: no call took it", "tool", t.Spec.Name, "idle", Idle)
+	p.dropLocked(t)
+	if !p.giving && !p.closed {
+		p.giving = true
+		p.stopGiving = p.after(giveBackDelay, p.giveBackNow)
+	}
+}
+
+// giveBackNow gives the memory freed since the last give-back to the
+// system. An expiry while it runs has the next one due giveBackDelay on.
+func (p *Pool) giveBackNow() {
+	p.mu.Lock()
+	p.giving = false
+	p.mu.Unlock()
+	p.giveBack()
+}
+
+// removeLocked forgets t's instance, which the caller takes or discards,
+// and stops its timer; it returns nil if there is none. p.mu is held.
+func (p *Pool) removeLocked(t *registry.Tool) *prepared {
+	e := p.ready[t]
+	if e == nil {
+		return nil
+	}
+	e.stop()
+	delete(p.ready, t)
+	p.order = slices.DeleteFunc(p.order, func(x *registry.Tool) bool { return x == t })
+	p.held -= e.inst.Memory()
+	return e
+}
+
+// dropLocked discards t's instance and forgets it; p.mu is held.
+func (p *Pool) dropLocked(t *registry.Tool) {
+	p.discardLocked(t, p.removeLocked(t).inst)
 }
 
 // Forget discards the instances of the given modules, which a reload
@@ -133,11 +229,9 @@ func (p *Pool) ForgetAll() { p.forget(func(*registry.Tool) bool { return true })
 func (p *Pool) forget(gone func(*registry.Tool) bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for t, inst := range p.ready {
+	for t := range p.ready {
 		if gone(t) {
-			p.discardLocked(t, inst)
-			delete(p.ready, t)
-			p.order = slices.DeleteFunc(p.order, func(x *registry.Tool) bool { return x == t })
+			p.dropLocked(t)
 		}
 	}
 	for t := range p.cold {
@@ -162,10 +256,13 @@ func (p *Pool) discardLocked(t *registry.Tool, inst *sandbox.Prepared) {
 func (p *Pool) Close() {
 	p.mu.Lock()
 	p.closed = true
-	for t, inst := range p.ready {
-		p.discardLocked(t, inst)
+	for t := range p.ready {
+		p.dropLocked(t)
 	}
-	p.ready, p.order = map[*registry.Tool]*sandbox.Prepared{}, nil
+	if p.giving {
+		p.stopGiving()
+		p.giving = false
+	}
 	p.mu.Unlock()
 	p.busy.Wait()
 }

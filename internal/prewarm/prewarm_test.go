@@ -6,6 +6,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -50,15 +53,77 @@ func tools(t *testing.T, wats map[string]string) (map[string]*registry.Tool, map
 	return ts, progs
 }
 
-func newPool(t *testing.T, max int) *Pool {
-	p := New(max, slog.New(slog.DiscardHandler), func(*registry.Tool) bool { return true })
+// page is what an instance of echo holds: one page of memory.
+const page = 64 << 10
+
+// newPool returns a pool of max instances holding at most memory, whose
+// timers run when the test fires them, and which counts its give-backs.
+func newPool(t *testing.T, max int, memory int64) (*Pool, *timers, *atomic.Int32) {
+	p := New(max, memory, slog.New(slog.DiscardHandler), func(*registry.Tool) bool { return true })
+	clock, gave := &timers{}, &atomic.Int32{}
+	p.after = clock.after
+	p.giveBack = func() { gave.Add(1) }
 	t.Cleanup(p.Close)
-	return p
+	return p, clock, gave
+}
+
+// timers stands in for time.AfterFunc: it keeps each function with the
+// duration it was given, and runs it when the test says the time is up.
+type timers struct {
+	mu      sync.Mutex
+	pending []*timer
+}
+
+type timer struct {
+	d       time.Duration
+	f       func()
+	stopped bool
+}
+
+func (ts *timers) after(d time.Duration, f func()) func() bool {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	tm := &timer{d: d, f: f}
+	ts.pending = append(ts.pending, tm)
+	return func() bool {
+		ts.mu.Lock()
+		defer ts.mu.Unlock()
+		was := !tm.stopped
+		tm.stopped = true
+		return was
+	}
+}
+
+// fire runs the i-th function given, as its timer would, unless it was
+// stopped.
+func (ts *timers) fire(i int) {
+	ts.mu.Lock()
+	tm := ts.pending[i]
+	run := !tm.stopped
+	tm.stopped = true
+	ts.mu.Unlock()
+	if run {
+		tm.f()
+	}
+}
+
+// armed returns the indexes of the timers of duration d that have not
+// fired or been stopped.
+func (ts *timers) armed(d time.Duration) []int {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	var out []int
+	for i, tm := range ts.pending {
+		if tm.d == d && !tm.stopped {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 func TestPreparedInstanceIsTakenOnce(t *testing.T) {
 	ts, progs := tools(t, map[string]string{"echo": "echo"})
-	p := newPool(t, 1)
+	p, _, _ := newPool(t, 1, page)
 	if !p.Prepare(ts["echo"], progs["echo"], sandbox.Run{Limits: limits}, true) || !p.Ready(ts["echo"]) {
 		t.Fatal("echo was not prepared")
 	}
@@ -78,7 +143,7 @@ func TestPreparedInstanceIsTakenOnce(t *testing.T) {
 
 func TestAGuestThatDoesNotWaitIsNotTriedAgain(t *testing.T) {
 	ts, progs := tools(t, map[string]string{"probe": "probe"}) // never reads stdin
-	p := newPool(t, 1)
+	p, _, _ := newPool(t, 1, page)
 	if p.Prepare(ts["probe"], progs["probe"], sandbox.Run{Limits: limits}, true) {
 		t.Fatal("a guest that never reads stdin was kept prepared")
 	}
@@ -93,7 +158,7 @@ func TestAGuestThatDoesNotWaitIsNotTriedAgain(t *testing.T) {
 
 func TestTheBudgetEvictsTheOldestOrRefusesTheNewest(t *testing.T) {
 	ts, progs := tools(t, map[string]string{"a": "echo", "b": "echo"})
-	p := newPool(t, 1)
+	p, _, _ := newPool(t, 1, page)
 	run := sandbox.Run{Limits: limits}
 	p.Prepare(ts["a"], progs["a"], run, true)
 	if p.Prepare(ts["b"], progs["b"], run, false) || !p.Ready(ts["a"]) {
@@ -106,7 +171,7 @@ func TestTheBudgetEvictsTheOldestOrRefusesTheNewest(t *testing.T) {
 
 func TestForgettingDiscards(t *testing.T) {
 	ts, progs := tools(t, map[string]string{"a": "echo", "b": "echo"})
-	p := newPool(t, 2)
+	p, _, _ := newPool(t, 2, 2*page)
 	run := sandbox.Run{Limits: limits}
 	p.Prepare(ts["a"], progs["a"], run, true)
 	p.Prepare(ts["b"], progs["b"], run, true)
@@ -122,7 +187,7 @@ func TestForgettingDiscards(t *testing.T) {
 
 func TestNothingIsKeptForAToolNoLongerServed(t *testing.T) {
 	ts, progs := tools(t, map[string]string{"a": "echo"})
-	p := New(1, slog.New(slog.DiscardHandler), func(*registry.Tool) bool { return false })
+	p := New(1, page, slog.New(slog.DiscardHandler), func(*registry.Tool) bool { return false })
 	defer p.Close()
 	if p.Prepare(ts["a"], progs["a"], sandbox.Run{Limits: limits}, true) || p.Ready(ts["a"]) {
 		t.Fatal("an instance was kept for a tool a reload replaced")
@@ -131,9 +196,169 @@ func TestNothingIsKeptForAToolNoLongerServed(t *testing.T) {
 
 func TestAClosedPoolPreparesNothing(t *testing.T) {
 	ts, progs := tools(t, map[string]string{"a": "echo"})
-	p := New(1, slog.New(slog.DiscardHandler), func(*registry.Tool) bool { return true })
+	p := New(1, page, slog.New(slog.DiscardHandler), func(*registry.Tool) bool { return true })
 	p.Close()
 	if p.Wanted(ts["a"]) || p.Prepare(ts["a"], progs["a"], sandbox.Run{Limits: limits}, true) {
 		t.Fatal("a closed pool prepared an instance")
+	}
+}
+
+// TestTheMemoryBudgetEvictsTheOldestOrRefusesTheNewest: instances of one
+// page each in a budget of two pages and eight instances: two leave no
+// room, a third is refused without evict, and takes the oldest's place
+// with it; a taken instance gives its memory back to the budget.
+func TestTheMemoryBudgetEvictsTheOldestOrRefusesTheNewest(t *testing.T) {
+	ts, progs := tools(t, map[string]string{"a": "echo", "b": "echo", "c": "echo"})
+	p, _, _ := newPool(t, 8, 2*page)
+	run := sandbox.Run{Limits: limits}
+	p.Prepare(ts["a"], progs["a"], run, true)
+	p.Prepare(ts["b"], progs["b"], run, true)
+	if p.Room() {
+		t.Error("the pool has room beyond its memory")
+	}
+	if p.Prepare(ts["c"], progs["c"], run, false) || !p.Ready(ts["a"]) || !p.Ready(ts["b"]) {
+		t.Fatal("without evict, a pool without the memory for it took the new instance")
+	}
+	if !p.Prepare(ts["c"], progs["c"], run, true) || p.Ready(ts["a"]) || !p.Ready(ts["b"]) || !p.Ready(ts["c"]) {
+		t.Fatal("with evict, a pool without the memory for it did not make room by discarding the oldest")
+	}
+	inst := p.Take(ts["b"])
+	inst.Discard()
+	ts["b"].Module.Release()
+	if !p.Room() || !p.Prepare(ts["a"], progs["a"], run, false) {
+		t.Fatal("the memory of a taken instance still counts against the budget")
+	}
+}
+
+// TestAnInstanceLargerThanTheBudgetIsNotTriedAgain: a tool whose instance
+// holds more than all of them may is never kept, and not prepared again
+// until a reload.
+func TestAnInstanceLargerThanTheBudgetIsNotTriedAgain(t *testing.T) {
+	ts, progs := tools(t, map[string]string{"a": "echo"})
+	p, _, _ := newPool(t, 8, page/2)
+	if p.Prepare(ts["a"], progs["a"], sandbox.Run{Limits: limits}, true) || p.Ready(ts["a"]) {
+		t.Fatal("an instance larger than the budget was kept")
+	}
+	if p.Wanted(ts["a"]) {
+		t.Fatal("the pool still wants an instance that cannot fit")
+	}
+	p.Forget([]*registry.Module{ts["a"].Module})
+	if !p.Wanted(ts["a"]) {
+		t.Fatal("a forgotten module's tool is still marked as not preparable")
+	}
+}
+
+// TestAnInstanceNoCallTakesIsDiscardedAfterIdle: an instance no call
+// took within Idle is discarded, and its memory given back to the system
+// giveBackDelay later.
+func TestAnInstanceNoCallTakesIsDiscardedAfterIdle(t *testing.T) {
+	ts, progs := tools(t, map[string]string{"a": "echo", "b": "echo"})
+	p, clock, gave := newPool(t, 2, 2*page)
+	run := sandbox.Run{Limits: limits}
+	p.Prepare(ts["a"], progs["a"], run, true)
+	p.Prepare(ts["b"], progs["b"], run, true)
+	idle := clock.armed(Idle)
+	if len(idle) != 2 {
+		t.Fatalf("%d instances wait for %s; want both", len(idle), Idle)
+	}
+	clock.fire(idle[0])
+	if p.Ready(ts["a"]) || p.Take(ts["a"]) != nil || !p.Ready(ts["b"]) {
+		t.Fatal("after its idle time, a's instance is still kept, or b's is not")
+	}
+	if !p.Room() || !p.Wanted(ts["a"]) || !p.Prepare(ts["a"], progs["a"], run, false) {
+		t.Fatal("a discarded instance still takes room in the budget, or its tool is not wanted again")
+	}
+	giving := clock.armed(giveBackDelay)
+	if len(giving) != 1 || gave.Load() != 0 {
+		t.Fatalf("after an expiry, %d give-backs are due and %d were made; want one due in %s, none made", len(giving), gave.Load(), giveBackDelay)
+	}
+	clock.fire(giving[0])
+	if gave.Load() != 1 {
+		t.Errorf("memory was given back %d times; want once", gave.Load())
+	}
+}
+
+// TestGiveBacksAreSharedAndSpaced: the expiries before a give-back share
+// it, and one while it runs has the next due giveBackDelay on, not at
+// once; taking, evicting and forgetting never give back, and closing
+// cancels the one due.
+func TestGiveBacksAreSharedAndSpaced(t *testing.T) {
+	ts, progs := tools(t, map[string]string{"a": "echo", "b": "echo", "c": "echo", "d": "echo"})
+	p, clock, _ := newPool(t, 3, 3*page)
+	entered, release := make(chan struct{}), make(chan struct{})
+	var gave atomic.Int32
+	p.giveBack = func() {
+		if gave.Add(1) == 1 {
+			close(entered)
+			<-release
+		}
+	}
+	run := sandbox.Run{Limits: limits}
+	for _, name := range []string{"a", "b", "c"} {
+		p.Prepare(ts[name], progs[name], run, true)
+	}
+	for _, i := range clock.armed(Idle) {
+		clock.fire(i)
+	}
+	giving := clock.armed(giveBackDelay)
+	if len(giving) != 1 {
+		t.Fatalf("three expiries made %d give-backs due; want one", len(giving))
+	}
+	first := make(chan struct{})
+	go func() {
+		defer close(first)
+		clock.fire(giving[0])
+	}()
+	<-entered // the first give-back is under way
+	p.Prepare(ts["a"], progs["a"], run, true)
+	clock.fire(clock.armed(Idle)[0])
+	if next := clock.armed(giveBackDelay); len(next) != 1 || gave.Load() != 1 {
+		t.Errorf("an expiry during a give-back: %d made, %d due; want the next due in %s", gave.Load(), len(next), giveBackDelay)
+	}
+	close(release)
+	<-first
+	clock.fire(clock.armed(giveBackDelay)[0])
+	if gave.Load() != 2 {
+		t.Errorf("memory was given back %d times; want twice", gave.Load())
+	}
+	for _, name := range []string{"a", "b", "c", "d"} { // d evicts a
+		p.Prepare(ts[name], progs[name], run, true)
+	}
+	p.Take(ts["b"]).Discard()
+	ts["b"].Module.Release()
+	p.Forget([]*registry.Module{ts["c"].Module})
+	if n := len(clock.armed(giveBackDelay)); n != 0 || gave.Load() != 2 {
+		t.Errorf("taking, evicting and forgetting made %d give-backs due, %d made; want none", n, gave.Load()-2)
+	}
+	clock.fire(clock.armed(Idle)[0]) // d's
+	p.Close()
+	if n := len(clock.armed(giveBackDelay)); n != 0 {
+		t.Errorf("after Close, %d give-backs are still due", n)
+	}
+}
+
+// TestATakenInstanceIsNotDiscardedLater: Take stops its instance's timer,
+// and a timer that fires anyway discards only its own instance.
+func TestATakenInstanceIsNotDiscardedLater(t *testing.T) {
+	ts, progs := tools(t, map[string]string{"a": "echo"})
+	p, clock, _ := newPool(t, 1, page)
+	run := sandbox.Run{Limits: limits}
+	p.Prepare(ts["a"], progs["a"], run, true)
+	first := p.Take(ts["a"])
+	first.Discard()
+	ts["a"].Module.Release()
+	p.Prepare(ts["a"], progs["a"], run, true)
+	if slices.Contains(clock.armed(Idle), 0) {
+		t.Fatal("Take did not stop its instance's timer")
+	}
+	// The first instance's timer, had it fired as the call took the
+	// instance, must not discard the one prepared since.
+	clock.pending[0].f()
+	if !p.Ready(ts["a"]) {
+		t.Fatal("the timer of a taken instance discarded the next one")
+	}
+	clock.fire(1)
+	if p.Ready(ts["a"]) {
+		t.Fatal("the second instance outlived its idle time")
 	}
 }

@@ -27,6 +27,9 @@ type Catalog struct {
 
 	byName     map[string]*Tool
 	policyHash string // of the policy file's content, "" without one
+	// loads are what loading each file gave, by path, for the files whose
+	// stamp may hold at the next reload (see scan).
+	loads map[string]loaded
 }
 
 // LoadError records a file that was skipped, and why.
@@ -58,19 +61,31 @@ func (c *Catalog) add(m *Module, log *slog.Logger) {
 	}
 }
 
-// Warm compiles every module in the background, one at a time and the
-// smallest first, so that first calls rarely wait: small modules compile in
-// milliseconds, and one large module (or a hostile one, until its bound
-// stops it) does not keep the rest waiting. It returns at once, with a
-// channel closed when it is done; it stops early when ctx ends.
+// Warm compiles every module in the background, one at a time, so that
+// first calls rarely wait: those whose code is in the compilation cache
+// first (they only load, in milliseconds), then the smallest first, so
+// that one large module (or a hostile one, until its bound stops it) does
+// not keep the rest waiting. These compilations are made ahead of need: a
+// call's module compiles before them, and in the slot of one of them if it
+// must (sandbox.CompileOptions), so a slow module delays only the warm-up.
+// It returns at once, with a channel closed when it is done; it stops
+// early when ctx ends.
 func (c *Catalog) Warm(ctx context.Context, log *slog.Logger) <-chan struct{} {
 	done := make(chan struct{})
 	modules := slices.Clone(c.Modules)
-	slices.SortStableFunc(modules, func(a, b *Module) int { return cmp.Compare(a.Size, b.Size) })
+	slices.SortStableFunc(modules, func(a, b *Module) int {
+		if a.cached != b.cached {
+			if a.cached {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(a.Size, b.Size)
+	})
 	go func() {
 		defer close(done)
 		for _, m := range modules {
-			if _, err := m.Compiled(ctx); err != nil {
+			if err := m.warm(ctx); err != nil {
 				if ctx.Err() != nil {
 					return
 				}

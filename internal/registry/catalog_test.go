@@ -27,7 +27,7 @@ const hangGuard = 30 * time.Second
 
 var ceilings = sandbox.Limits{Timeout: 10 * time.Second, Memory: 32 << 20, Output: 1 << 20}
 
-func newEngine(t *testing.T) *sandbox.Engine {
+func newEngine(t testing.TB) *sandbox.Engine {
 	t.Helper()
 	e, err := sandbox.NewEngine(context.Background(), sandbox.Config{Engine: os.Getenv("WASMCP_ENGINE")})
 	if err != nil {
@@ -47,7 +47,7 @@ func manifestFor(names ...string) string {
 	return `{"abi":1,"tools":[` + strings.Join(tools, ",") + `]}`
 }
 
-func writeFile(t *testing.T, path string, data []byte) {
+func writeFile(t testing.TB, path string, data []byte) {
 	t.Helper()
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
@@ -55,7 +55,7 @@ func writeFile(t *testing.T, path string, data []byte) {
 }
 
 // writeSidecar writes stem.manifest.json into dir.
-func writeSidecar(t *testing.T, dir, stem, manifest string) string {
+func writeSidecar(t testing.TB, dir, stem, manifest string) string {
 	t.Helper()
 	path := filepath.Join(dir, stem+abi.SidecarSuffix)
 	writeFile(t, path, []byte(manifest))
@@ -205,6 +205,7 @@ func TestBrokenFilesAreSkippedAndOthersLoad(t *testing.T) {
 		{"badname", echo, manifestFor("has space"), "name must match"},
 		{"badabi", echo, `{"abi":2,"tools":[{"name":"badabi","description":"d","inputSchema":{"type":"object"}}]}`, "asks for abi 2"},
 		{"badimport", wattest.Build(t, "badimport"), manifestFor("badimport"), `imports env.open_socket, but wasmcp provides no module "env"`},
+		{"badsig", wattest.Build(t, "badsig"), manifestFor("badsig"), "imports wasmcp.log as (i64) -> i64, but wasmcp defines it (docs/abi.md) as (i32, i32, i32) -> i32"},
 		{"nostart", wattest.Build(t, "nostart"), manifestFor("nostart"), `exports no "_start" function`},
 		{"badembedded", embed(t, echo, `{"abi":1}`), "", "embedded manifest: manifest declares no tools"},
 		{"twoembedded", twoSections, "", `2 "wasmcp.manifest" custom sections`},
@@ -439,7 +440,7 @@ func TestReadRegularLimit(t *testing.T) {
 		{10, false},
 		{11, false},
 	} {
-		data, err := readRegular(path, tc.limit)
+		data, _, err := readRegular(path, tc.limit)
 		if gotErr := err != nil; gotErr != tc.wantErr {
 			t.Errorf("limit %d: err = %v; want error %v", tc.limit, err, tc.wantErr)
 		}
@@ -447,10 +448,10 @@ func TestReadRegularLimit(t *testing.T) {
 			t.Errorf("limit %d: data = %q", tc.limit, data)
 		}
 	}
-	if _, err := readRegular(dir, 1<<20); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+	if _, _, err := readRegular(dir, 1<<20); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("reading a directory: err = %v; want 'not a regular file'", err)
 	}
-	if _, err := readRegular(filepath.Join(dir, "absent"), 1<<20); !errors.Is(err, os.ErrNotExist) {
+	if _, _, err := readRegular(filepath.Join(dir, "absent"), 1<<20); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("reading a missing file: err = %v; want ErrNotExist", err)
 	}
 }
@@ -572,10 +573,36 @@ func TestCompiledReportsCompileErrorsToEveryCaller(t *testing.T) {
 	}
 }
 
+func TestTheCompilersWordsAreLoggedAtDebug(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "m.wasm")
+	writeFile(t, path, uncompilable())
+	writeSidecar(t, dir, "m", manifestFor("m"))
+	var logs bytes.Buffer
+	m, _, err := LoadFile(path, LoadOptions{Engine: newEngine(t), Ceilings: ceilings, Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Compiled(context.Background())
+	var refused *sandbox.RefusedError
+	if !errors.As(err, &refused) {
+		t.Fatalf("Compiled = %v; want the compiler's refusal", err)
+	}
+	var line string
+	for l := range strings.Lines(logs.String()) {
+		if strings.Contains(l, "the compiler refused a module") {
+			line = l
+		}
+	}
+	if !strings.Contains(line, path) || !strings.Contains(line, strings.Fields(refused.Compiler)[0]) {
+		t.Fatalf("no debug line with the file and the compiler's words %q:\n%s", refused.Compiler, logs.String())
+	}
+}
+
 func TestCompiledHonoursContext(t *testing.T) {
 	// A module whose compilation never finishes: the compiler is never
 	// started and done is never closed.
-	m := &Module{done: make(chan struct{})}
+	m := &Module{done: make(chan struct{}), needed: make(chan struct{})}
 	m.once.Do(func() {})
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -705,7 +732,7 @@ func TestClosingTheEngineWhileCompilingIsSafe(t *testing.T) {
 	}
 	// Compiling after the close fails cleanly.
 	late := loadOne(t, wattest.Build(t, "echo"))
-	late.engine = engine
+	late.inputs.engine = engine
 	if _, err := late.Compiled(context.Background()); err == nil {
 		t.Error("a module compiled on a closed engine")
 	}
@@ -745,4 +772,106 @@ func open(dir string, opts LoadOptions) (*Catalog, error) {
 		return nil, err
 	}
 	return r.Current(), nil
+}
+
+// stallingEngine is an engine whose modules compile in
+// wattest.StallingWorker, stalling over a module of stall bytes, with the
+// cache in cacheDir ("" for none) and one compile slot.
+func stallingEngine(t *testing.T, stall int, cacheDir string) (*sandbox.Engine, func() string) {
+	t.Helper()
+	path, args, next := wattest.StallingWorker(t, stall)
+	e, err := sandbox.NewEngine(context.Background(), sandbox.Config{Engine: os.Getenv("WASMCP_ENGINE"), CacheDir: cacheDir,
+		Compile: sandbox.CompileLimits{Concurrency: 1}, Worker: &sandbox.Worker{Path: path, Args: args}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close(context.Background()) })
+	return e, next
+}
+
+// slowAndEcho writes a directory of two modules: slow, the smaller, which
+// a stalling worker stalls over, and echo.
+func slowAndEcho(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "slow.wasm"), uncompilable())
+	writeSidecar(t, dir, "slow", manifestFor("slow"))
+	wattest.Write(t, dir, "echo", "echo")
+	writeSidecar(t, dir, "echo", manifestFor("echo"))
+	return dir
+}
+
+// The warm-up's compilations are made ahead of need: a module a caller
+// waits for compiles in the slot of one of them, and the warm-up goes on
+// once it is done.
+func TestACallersModuleDoesNotWaitForTheWarmUp(t *testing.T) {
+	dir := slowAndEcho(t)
+	engine, next := stallingEngine(t, len(uncompilable()), "")
+	c, err := open(dir, LoadOptions{Engine: engine, Ceilings: ceilings})
+	if err != nil || len(c.Modules) != 2 {
+		t.Fatalf("Load: %v, %d modules", err, len(c.Modules))
+	}
+	echo, slow := c.Modules[0], c.Modules[1]
+	warmed := c.Warm(context.Background(), slog.New(slog.DiscardHandler))
+	// slow is the smaller module, so the warm-up compiles it first.
+	if got := next(); got != fmt.Sprint(len(uncompilable())) {
+		t.Fatalf("the warm-up's first worker had a module of %s bytes; want slow's", got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	if _, err := echo.Compiled(ctx); err != nil {
+		t.Fatalf("echo, while the warm-up compiles slow: %v", err)
+	}
+	select {
+	case <-slow.done:
+		t.Fatal("slow's compilation ended before echo's")
+	case <-warmed:
+		t.Fatal("the warm-up ended before slow's compilation")
+	default:
+	}
+	if closed(slow.needed) {
+		t.Fatal("the warm-up made slow's compilation one a caller waits for")
+	}
+}
+
+// After a restart, the warm-up loads the modules in the cache before it
+// compiles the others, however small: a module that compiles for as long
+// as its limit allows does not keep those waiting either.
+func TestTheWarmUpLoadsCachedModulesFirst(t *testing.T) {
+	dir, cache := slowAndEcho(t), wattest.CacheDir(t)
+	first, _ := stallingEngine(t, len(uncompilable()), cache)
+	c, err := open(dir, LoadOptions{Engine: first, Ceilings: ceilings})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Modules[0].Compiled(context.Background()); err != nil {
+		t.Fatalf("echo: %v", err)
+	}
+	restarted, next := stallingEngine(t, len(uncompilable()), cache)
+	if c, err = open(dir, LoadOptions{Engine: restarted, Ceilings: ceilings}); err != nil {
+		t.Fatal(err)
+	}
+	c.Warm(context.Background(), slog.New(slog.DiscardHandler))
+	echo, slow := c.Modules[0], c.Modules[1]
+	if got := next(); got != fmt.Sprint(echo.Size) {
+		t.Fatalf("the warm-up's first worker had a module of %s bytes; want echo's (%d), which is in the cache", got, echo.Size)
+	}
+	if got := next(); got != fmt.Sprint(slow.Size) {
+		t.Fatalf("the warm-up's second worker had a module of %s bytes; want slow's (%d)", got, slow.Size)
+	}
+	select {
+	case <-echo.done:
+	default:
+		t.Fatal("the warm-up compiled slow before echo was done")
+	}
+}
+
+// closed reports whether ch is closed.
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }

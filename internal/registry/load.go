@@ -37,17 +37,37 @@ const MaxModuleSize = 64 << 20
 // LoadFile loads one module file and its manifest, as Load does for each
 // file of a directory.
 func LoadFile(path string, opts LoadOptions) (*Module, []*Tool, error) {
-	opts = opts.withDefaults()
-	wasm, err := ReadModule(path)
+	m, _, err := loadFile(path, opts)
 	if err != nil {
 		return nil, nil, err
+	}
+	return m, m.tools, nil
+}
+
+// loadFile is LoadFile, and the stamp of the files it read. Both files
+// are read before either is parsed, so that the stamp says what any
+// result, a module or why there is none, came from.
+func loadFile(path string, opts LoadOptions) (*Module, stamp, error) {
+	opts = opts.withDefaults()
+	st := stamp{at: time.Now(), inputs: opts.inputs()}
+	wasm, fi, err := readRegular(path, MaxModuleSize)
+	if err != nil {
+		return nil, stamp{}, err
+	}
+	st.wasm, st.ok = statID(fi)
+	sidecar := sidecarOf(path)
+	sidecarData, fi, err := readRegular(sidecar, abi.MaxManifestSize)
+	switch {
+	case err == nil:
+		st.sidecar, _ = statID(fi) // as the module's: stat is the same
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, stamp{}, err
 	}
 	parsed, err := wasmbin.Parse(wasm)
 	if err != nil {
-		return nil, nil, err
+		return nil, st, err
 	}
-	stem := strings.TrimSuffix(filepath.Base(path), ".wasm")
-	manifest, from, manifestBytes, merr := findManifest(path, stem, parsed)
+	manifest, from, manifestBytes, merr := findManifest(sidecar, sidecarData, parsed)
 	// What is wrong with the module comes first; without a manifest, it
 	// is checked as a command.
 	start := abi.StartCommand
@@ -55,10 +75,10 @@ func LoadFile(path string, opts LoadOptions) (*Module, []*Tool, error) {
 		start = manifest.StartKind()
 	}
 	if err := opts.Engine.CheckModule(parsed, start); err != nil {
-		return nil, nil, err
+		return nil, st, err
 	}
 	if merr != nil {
-		return nil, nil, merr
+		return nil, st, merr
 	}
 	sum := sha256.Sum256(wasm)
 	key := sha256.New()
@@ -68,7 +88,7 @@ func LoadFile(path string, opts LoadOptions) (*Module, []*Tool, error) {
 	m := &Module{
 		log:          opts.Logger,
 		Path:         path,
-		Stem:         stem,
+		Stem:         strings.TrimSuffix(filepath.Base(path), ".wasm"),
 		SHA256:       hex.EncodeToString(sum[:]),
 		Size:         len(wasm),
 		ManifestFrom: from,
@@ -77,8 +97,10 @@ func LoadFile(path string, opts LoadOptions) (*Module, []*Tool, error) {
 		key:          hex.EncodeToString(key.Sum(nil)),
 		observer:     opts.Observer,
 		wasm:         wasm,
-		engine:       opts.Engine,
+		inputs:       st.inputs,
+		cached:       st.inputs.engine.Cached(wasm),
 		done:         make(chan struct{}),
+		needed:       make(chan struct{}),
 	}
 	tools := make([]*Tool, 0, len(manifest.Tools))
 	nodes := 0
@@ -96,41 +118,38 @@ func LoadFile(path string, opts LoadOptions) (*Module, []*Tool, error) {
 	for _, spec := range manifest.Tools {
 		t := &Tool{Module: m, Spec: spec}
 		if t.Input, err = compile(spec, "inputSchema", spec.InputSchema); err != nil {
-			return nil, nil, err
+			return nil, st, err
 		}
 		if len(spec.OutputSchema) > 0 {
 			if t.Output, err = compile(spec, "outputSchema", spec.OutputSchema); err != nil {
-				return nil, nil, err
+				return nil, st, err
 			}
 		}
 		tools = append(tools, t)
 	}
 	if nodes > MaxSchemaNodes {
-		return nil, nil, fmt.Errorf("the manifest's schemas hold %d objects and booleans in all; this server allows %d: share repeated parts through $defs", nodes, MaxSchemaNodes)
+		return nil, st, fmt.Errorf("the manifest's schemas hold %d objects and booleans in all; this server allows %d: share repeated parts through $defs", nodes, MaxSchemaNodes)
 	}
 	m.tools = tools
-	return m, tools, nil
+	return m, st, nil
 }
 
 // findManifest prefers the sidecar file, so an author can edit a manifest
 // without rebuilding; the custom section is the single-file fallback.
-func findManifest(path, stem string, parsed *wasmbin.Module) (m *abi.Manifest, from string, raw []byte, err error) {
-	sidecar := filepath.Join(filepath.Dir(path), stem+abi.SidecarSuffix)
-	data, err := readRegular(sidecar, abi.MaxManifestSize)
-	switch {
-	case err == nil:
+// data is the sidecar's content (empty, not nil, for an empty file), nil
+// if there is none.
+func findManifest(sidecar string, data []byte, parsed *wasmbin.Module) (m *abi.Manifest, from string, raw []byte, err error) {
+	if data != nil {
 		m, err := abi.ParseManifest(data)
 		if err != nil {
 			return nil, "", nil, fmt.Errorf("%s: %w", filepath.Base(sidecar), err)
 		}
 		return m, sidecar, data, nil
-	case !errors.Is(err, fs.ErrNotExist):
-		return nil, "", nil, err
 	}
 	sections := parsed.CustomNamed(abi.CustomSection)
 	switch len(sections) {
 	case 0:
-		return nil, "", nil, fmt.Errorf("no manifest: add %s beside it, or embed one with `wasmcp pack`", stem+abi.SidecarSuffix)
+		return nil, "", nil, fmt.Errorf("no manifest: add %s beside it, or embed one with `wasmcp pack`", filepath.Base(sidecar))
 	case 1:
 		m, err := abi.ParseManifest(sections[0])
 		if err != nil {
@@ -142,42 +161,56 @@ func findManifest(path, stem string, parsed *wasmbin.Module) (m *abi.Manifest, f
 	}
 }
 
+// sidecarOf is the sidecar manifest's path of the module at path.
+func sidecarOf(path string) string {
+	return strings.TrimSuffix(path, ".wasm") + abi.SidecarSuffix
+}
+
 // ReadModule reads a module file as Load does: a regular file of at most
 // MaxModuleSize bytes.
-func ReadModule(path string) ([]byte, error) { return readRegular(path, MaxModuleSize) }
+func ReadModule(path string) ([]byte, error) {
+	data, _, err := readRegular(path, MaxModuleSize)
+	return data, err
+}
 
-// readRegular reads a regular file of at most limit bytes. It refuses
-// devices, FIFOs and sockets before opening them, because opening a FIFO
-// blocks and reading a device may never end.
-func readRegular(path string, limit int64) ([]byte, error) {
+// readRegular reads a regular file of at most limit bytes, and says what
+// stat said of the file it opened before reading it. It refuses devices,
+// FIFOs and sockets before opening them, because opening a FIFO blocks and
+// reading a device may never end.
+func readRegular(path string, limit int64) ([]byte, fs.FileInfo, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", filepath.Base(path))
+		return nil, nil, fmt.Errorf("%s is not a regular file", filepath.Base(path))
 	}
 	if fi.Size() > limit {
-		return nil, fmt.Errorf("%s is %d bytes, over the %d-byte limit", filepath.Base(path), fi.Size(), limit)
+		return nil, nil, fmt.Errorf("%s is %d bytes, over the %d-byte limit", filepath.Base(path), fi.Size(), limit)
 	}
 	// O_NONBLOCK: if the file was swapped for a FIFO since Stat, open must
 	// not hang.
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
+	// The file opened, which is the one read: the path may name another
+	// by now.
+	if fi, err = f.Stat(); err != nil {
+		return nil, nil, err
+	}
 	// Sized from Stat, so that a module is read in one go rather than
 	// through a slice grown and copied a dozen times.
 	buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+bytes.MinRead))
 	if _, err := buf.ReadFrom(io.LimitReader(f, limit+1)); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	data := buf.Bytes()
 	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s grew past the %d-byte limit while being read", filepath.Base(path), limit)
+		return nil, nil, fmt.Errorf("%s grew past the %d-byte limit while being read", filepath.Base(path), limit)
 	}
-	return data, nil
+	return data, fi, nil
 }
 
 // Clamp resolves a manifest's limits against the server's ceilings: a zero

@@ -32,19 +32,31 @@ type Module struct {
 	// the server's ceilings.
 	Limits sandbox.Limits
 
-	// key identifies the module's content: its bytes and its sidecar's. A
-	// reload keeps a module whose key is unchanged, compiled code and all.
+	// key identifies the module's content: its bytes and its sidecar's;
+	// inputs, what else it was loaded with (its engine compiles it). A
+	// reload keeps a module whose key and inputs are unchanged, compiled
+	// code and all.
 	key      string
+	inputs   loadInputs
 	tools    []*Tool
 	observer observe.Observer
 	log      *slog.Logger
 
+	// cached says that the module's code was in the compilation cache
+	// when it loaded (sandbox.Engine.Cached), so that the warm-up loads
+	// it before it compiles the others.
+	cached bool
+
 	wasm    []byte
-	engine  *sandbox.Engine
 	once    sync.Once
 	done    chan struct{}
 	program *sandbox.Compiled
 	err     error
+	// needed is closed when a caller first waits for the compiled code:
+	// until then, a compilation the warm-up started is one made ahead of
+	// need, which waits behind, and gives way to, those callers wait for.
+	needed     chan struct{}
+	neededOnce sync.Once
 
 	// users counts runs in progress; a retired module's code is freed when
 	// the last one ends.
@@ -108,8 +120,20 @@ func (m *Module) free() {
 }
 
 // Compiled returns the compiled module, compiling it on first use. Calls
-// that arrive during compilation wait for it, or for ctx.
+// that arrive during compilation wait for it, or for ctx; a compilation
+// the warm-up started is from then on one a caller waits for.
 func (m *Module) Compiled(ctx context.Context) (*sandbox.Compiled, error) {
+	m.neededOnce.Do(func() { close(m.needed) })
+	return m.compiled(ctx)
+}
+
+// warm compiles the module ahead of need, if no one has yet.
+func (m *Module) warm(ctx context.Context) error {
+	_, err := m.compiled(ctx)
+	return err
+}
+
+func (m *Module) compiled(ctx context.Context) (*sandbox.Compiled, error) {
 	m.once.Do(func() {
 		go func() {
 			defer close(m.done)
@@ -118,13 +142,18 @@ func (m *Module) Compiled(ctx context.Context) (*sandbox.Compiled, error) {
 			// The compilation is the module's, shared by every call that
 			// waits for it: no one caller's context may end it. The engine
 			// bounds it.
-			m.program, m.err = m.engine.Compile(context.Background(), m.wasm, m.Manifest.StartKind())
+			m.program, m.err = m.inputs.engine.CompileWith(context.Background(), m.wasm, sandbox.CompileOptions{Start: m.Manifest.StartKind(), Name: m.Path, Needed: m.needed})
 			d := time.Since(start)
 			m.observer.Compiled(m.Path, d, m.err)
-			if m.err == nil {
+			var refused *sandbox.RefusedError
+			switch {
+			case m.err == nil:
 				m.log.Debug("module compiled", "file", m.Path, "duration", d)
 				m.wasm = nil // the compiled form is all that is needed now
 				m.snapshot()
+			case errors.As(m.err, &refused):
+				// The error is its gist; all of it is for debugging.
+				m.log.Debug("the compiler refused a module", "file", m.Path, "compiler", refused.Compiler)
 			}
 		}()
 	})

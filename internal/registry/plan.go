@@ -9,11 +9,15 @@ import (
 )
 
 // loaded is what reading one module file of the directory gave: a module,
-// or why there is none.
+// or why there is none, and the stamp of the files read. reused: the
+// files were not read again, and this is what the previous reload made of
+// them.
 type loaded struct {
-	path string
-	m    *Module
-	err  error
+	path   string
+	m      *Module
+	err    error
+	stamp  stamp
+	reused bool
 }
 
 // policyRead is what reading the policy file gave: a policy and the hash
@@ -30,8 +34,12 @@ type policyRead struct {
 // and the policy file hold now. It reads nothing and changes nothing, so
 // each of its rules is tested on its own:
 //
-//   - a module whose bytes and sidecar are unchanged (the same key) is kept
-//     as it is, compiled code and all;
+//   - a module whose bytes and sidecar are unchanged (the same key), loaded
+//     with the same inputs, is kept as it is, compiled code and all;
+//   - what each file gave (the module served from it, or why none loads) is
+//     kept with the catalog with its stamp, so that the next scan need not
+//     read the file if the stamp holds; a file that could not be read has
+//     no stamp, and is read again;
 //   - a changed module replaces its previous version;
 //   - a file that no longer loads keeps its previous version serving, and
 //     the error is recorded: a broken update must not take down a working
@@ -55,7 +63,7 @@ func plan(prev *Catalog, files []loaded, pol policyRead, log *slog.Logger) (next
 			previous[m.Path] = m
 		}
 	}
-	next = &Catalog{byName: map[string]*Tool{}}
+	next = &Catalog{byName: map[string]*Tool{}, loads: map[string]loaded{}}
 	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
 	kept := map[*Module]bool{}
 	for _, f := range files {
@@ -70,11 +78,16 @@ func plan(prev *Catalog, files []loaded, pol policyRead, log *slog.Logger) (next
 		case f.err != nil:
 			log.Warn("skipping module", "file", f.path, "reason", f.err)
 			next.Errors = append(next.Errors, LoadError{Path: f.path, Err: f.err})
-			continue
-		case old != nil && old.key == m.key:
-			m = old
+		case old != nil && old.key == m.key && old.inputs == m.inputs:
+			m, f.m = old, old // the copy just read, and its bytes, go
 		default:
 			log.Info("loaded module", "file", f.path, "manifest", m.ManifestFrom, "tools", len(m.tools), "sha256", m.SHA256[:12])
+		}
+		if f.stamp.ok {
+			next.loads[f.path] = f
+		}
+		if m == nil {
+			continue
 		}
 		kept[m] = true
 		next.add(m, log)

@@ -56,6 +56,17 @@ func TestPlanKeepsAnUnchangedModule(t *testing.T) {
 	}
 }
 
+func TestPlanReplacesAModuleLoadedWithOtherInputs(t *testing.T) {
+	a := fake("a.wasm", "k1", "x")
+	prev := catalogOf(t, policyRead{}, a)
+	a2 := fake("a.wasm", "k1", "x")
+	a2.inputs.ceilings.Timeout = 1
+	next, unused := run(prev, policyRead{}, ok(a2))
+	if served(next, "x") != a2 || len(unused) != 1 || unused[0] != a {
+		t.Fatalf("a module loaded with lower ceilings was not taken: %v, unused %v", served(next, "x") == a2, unused)
+	}
+}
+
 func TestPlanReplacesAChangedModule(t *testing.T) {
 	a := fake("a.wasm", "k1", "x")
 	prev := catalogOf(t, policyRead{}, a)

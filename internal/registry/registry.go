@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/wasmcp/wasmcp/internal/observe"
 	"github.com/wasmcp/wasmcp/internal/policy"
@@ -93,7 +94,7 @@ func (c Change) PolicyChanged() bool { return c.Old.Policy != c.New.Policy }
 func Open(opts Options) (*Registry, error) {
 	opts.LoadOptions = opts.LoadOptions.withDefaults()
 	r := &Registry{opts: opts}
-	files, err := scan(opts.Dir, opts.LoadOptions)
+	files, err := scan(opts.Dir, opts.LoadOptions, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -106,6 +107,9 @@ func Open(opts Options) (*Registry, error) {
 	opts.Observer.Loaded(len(cat.Modules), len(cat.Errors))
 	return r, nil
 }
+
+// Ceilings returns the server's limits, which no module's exceed.
+func (r *Registry) Ceilings() sandbox.Limits { return r.opts.Ceilings }
 
 // Current returns the catalog in service.
 func (r *Registry) Current() *Catalog { return r.current.Load() }
@@ -146,12 +150,12 @@ func (r *Registry) OnChange(f func(Change)) {
 func (r *Registry) Reload() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	files, err := scan(r.opts.Dir, r.opts.LoadOptions)
+	old := r.current.Load()
+	files, err := scan(r.opts.Dir, r.opts.LoadOptions, old)
 	r.opts.Observer.Reloaded(err)
 	if err != nil {
 		return err
 	}
-	old := r.current.Load()
 	cat, unused := plan(old, files, readPolicy(r.opts.PolicyFile), r.opts.Logger)
 	r.current.Store(cat)
 	r.opts.Observer.Loaded(len(cat.Modules), len(cat.Errors))
@@ -176,8 +180,12 @@ func (r *Registry) Reload() error {
 
 // scan loads every *.wasm file directly in dir, in parallel: reading and
 // walking modules is most of the time a load takes, and files are
-// independent.
-func scan(dir string, opts LoadOptions) ([]loaded, error) {
+// independent. A file whose load in prev has a stamp that still holds
+// (see stamp) is not read again: it gives what it gave then, so a reload
+// reads only what changed, however large the directory.
+func scan(dir string, opts LoadOptions, prev *Catalog) ([]loaded, error) {
+	opts = opts.withDefaults()
+	start := time.Now()
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("reading tool directory: %w", err)
@@ -188,14 +196,24 @@ func scan(dir string, opts LoadOptions) ([]loaded, error) {
 			paths = append(paths, filepath.Join(dir, e.Name()))
 		}
 	}
+	var loads map[string]loaded
+	if prev != nil {
+		loads = prev.loads
+	}
 	files := make([]loaded, len(paths))
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(paths)) {
 		wg.Go(func() {
 			for i := range next {
-				m, _, err := LoadFile(paths[i], opts)
-				files[i] = loaded{path: paths[i], m: m, err: err}
+				path := paths[i]
+				if l, ok := loads[path]; ok && l.stamp.holds(path, opts) {
+					l.reused = true
+					files[i] = l
+					continue
+				}
+				m, st, err := loadFile(path, opts)
+				files[i] = loaded{path: path, m: m, err: err, stamp: st}
 			}
 		})
 	}
@@ -204,6 +222,13 @@ func scan(dir string, opts LoadOptions) ([]loaded, error) {
 	}
 	close(next)
 	wg.Wait()
+	unchanged := 0
+	for _, f := range files {
+		if f.reused {
+			unchanged++
+		}
+	}
+	opts.Logger.Debug("read the tool directory", "dir", dir, "files", len(files), "unchanged", unchanged, "duration", time.Since(start))
 	return files, nil
 }
 
@@ -215,7 +240,7 @@ func readPolicy(path string) policyRead {
 	if path == "" {
 		return policyRead{}
 	}
-	data, err := readRegular(path, maxPolicySize)
+	data, _, err := readRegular(path, maxPolicySize)
 	if err != nil {
 		return policyRead{path: path, err: fmt.Errorf("policy: %w", err)}
 	}

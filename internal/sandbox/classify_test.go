@@ -64,4 +64,5 @@ github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1.pollOneoffFn(...)
 type idleMemory struct{}
 
 func (idleMemory) peak() uint64            { return pageSize }
+func (idleMemory) held() uint64            { return pageSize }
 func (idleMemory) refused() (uint64, bool) { return 0, true }

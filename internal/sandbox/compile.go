@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -26,8 +28,11 @@ type CompileLimits struct {
 	// It is enforced only when modules compile in a worker (Config.Worker)
 	// on Linux.
 	Memory int64
-	// Concurrency bounds how many modules compile at once. It is separate
-	// from the bound on calls: a compilation never holds a run slot.
+	// Concurrency bounds how many modules compile afresh at once, each
+	// within Memory, so it multiplies what compiling may hold; it is 1 by
+	// default on any machine (docs/design.md, "Compilation"). A module
+	// whose code is in the cache (Engine.Cached) loads in one more slot,
+	// its own. Neither is a run slot: a compilation never holds one.
 	Concurrency int
 }
 
@@ -88,21 +93,53 @@ type compileError struct {
 func (e *compileError) Error() string { return e.msg }
 func (e *compileError) Unwrap() error { return e.kind }
 
-// bounded runs compile with the engine's compile limits: at most
-// Concurrency at once, each within Timeout, and in a worker if the engine
-// has one. ctx bounds only the wait for a slot; once a compilation starts,
-// it ends on its own limits or when the engine closes, so that the callers
-// that wait for a module share its one compilation.
-func (e *Engine) bounded(ctx context.Context, wasm []byte, compile func(context.Context) (program, error)) (program, error) {
-	select {
-	case e.compileSlots <- struct{}{}:
-		defer func() { <-e.compileSlots }()
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-e.stopping.Done():
-		return nil, ErrEngineClosed
+// bounded runs compile with the engine's compile limits: in its turn in
+// q (compileQueue), each attempt within Timeout, and in a worker if the
+// engine has one. ctx bounds only the wait for a slot; once a compilation
+// starts, it ends on its own limits, when it gives its slot to one someone
+// waits for (and waits for a slot again), or when the engine closes, so
+// that the callers that wait for a module share its one compilation.
+func (e *Engine) bounded(ctx context.Context, q *compileQueue, wasm []byte, opts CompileOptions, compile func(context.Context) (program, error)) (program, error) {
+	needed := opts.Needed
+	wanted := needed == nil || closed(needed)
+	j := q.join(wanted)
+	defer q.end(j)
+	if !wanted {
+		watching := make(chan struct{})
+		defer close(watching)
+		go func() {
+			select {
+			case <-needed:
+				e.log.Debug("a call waits for this compilation now", "file", opts.Name)
+				q.want(j)
+			case <-watching:
+			}
+		}()
 	}
-	cctx, cancel := context.WithTimeoutCause(e.stopping, e.limits.Timeout, ErrCompileTime)
+	for {
+		select {
+		case <-j.turn:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-e.stopping.Done():
+			return nil, ErrEngineClosed
+		}
+		e.log.Debug("compilation started", "file", opts.Name, "cached", q == e.loading)
+		p, err := e.attempt(q, j, wasm, compile)
+		if !errors.Is(err, errYielded) {
+			return p, err
+		}
+		e.log.Debug("compilation stopped for one a call waits for; it starts over later", "file", opts.Name)
+		q.requeue(j)
+	}
+}
+
+// attempt runs one compilation in the slot j was given in q.
+func (e *Engine) attempt(q *compileQueue, j *compileJob, wasm []byte, compile func(context.Context) (program, error)) (program, error) {
+	actx, stop := context.WithCancelCause(e.stopping)
+	defer stop(nil)
+	q.begin(j, stop)
+	cctx, cancel := context.WithTimeoutCause(actx, e.limits.Timeout, ErrCompileTime)
 	defer cancel()
 	if e.worker != nil {
 		if err := e.inWorker(cctx, wasm); err != nil {
@@ -116,12 +153,35 @@ func (e *Engine) bounded(ctx context.Context, wasm []byte, compile func(context.
 	return p, err
 }
 
+// closed reports whether ch is closed.
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
 // stopped explains a compilation whose context ended.
 func (e *Engine) stopped(cctx context.Context) error {
-	if errors.Is(context.Cause(cctx), ErrCompileTime) {
-		return &compileError{ErrCompileTime, fmt.Sprintf("compiling took longer than the %s compile time limit", e.limits.Timeout)}
+	switch cause := context.Cause(cctx); {
+	case errors.Is(cause, ErrCompileTime):
+		return e.limitError(ErrCompileTime, 0)
+	case errors.Is(cause, errYielded):
+		return errYielded
 	}
 	return ErrEngineClosed
+}
+
+// limitError is the error of a compilation that passed a limit (kind is
+// ErrCompileTime or ErrCompileMemory) compiling a module of size bytes.
+// A refusal remembered from an earlier try is worded the same way.
+func (e *Engine) limitError(kind error, size int) *compileError {
+	if kind == ErrCompileTime {
+		return &compileError{ErrCompileTime, fmt.Sprintf("compiling took longer than the %s compile time limit", e.limits.Timeout)}
+	}
+	return &compileError{ErrCompileMemory, fmt.Sprintf("compiling needed more than its memory bound of %s (%s, and %d bytes more for every byte of the module)", bytesText(uint64(e.limits.memoryFor(size))), bytesText(uint64(e.limits.Memory)), MemoryPerByte)}
 }
 
 // inWorker compiles wasm in a worker process, which leaves the compiled
@@ -158,15 +218,56 @@ func (e *Engine) inWorker(ctx context.Context, wasm []byte) error {
 	text := strings.TrimSpace(stderr.String())
 	var exit *exec.ExitError
 	errors.As(err, &exit)
-	if exit != nil && exit.ExitCode() == workerRefused {
+	switch {
+	case exit != nil && exit.ExitCode() == workerRefused:
 		// The compiler's own verdict: the module is invalid.
-		return errors.New(compilerText(text))
+		return refused(text)
+	case exit != nil && exit.ExitCode() == workerOutOfMemory || outOfMemory(text):
+		return e.limitError(ErrCompileMemory, len(wasm))
+	case exit != nil && exit.ExitCode() == workerFailed:
+		// The worker's own fault (a cache it cannot use, say), in words
+		// that may name the server's paths.
+		e.log.Error("the compile worker failed", "path", e.worker.Path, "stderr", text)
+		return errors.New("the server's compile worker failed (its log says why)")
 	}
-	if exit != nil && exit.ExitCode() == workerOutOfMemory || outOfMemory(text) {
-		return &compileError{ErrCompileMemory, fmt.Sprintf("compiling needed more than its memory bound of %s (%s, and %d bytes more for every byte of the module)", bytesText(uint64(budget)), bytesText(uint64(e.limits.Memory)), MemoryPerByte)}
+	// A crash: a Go panic's trace or a Rust abort's, with source paths.
+	e.log.Error("the compiler failed on a module", "status", err, "stderr", text)
+	return fmt.Errorf("the compiler failed on this module (%v; the server's log has what it said)", err)
+}
+
+// compiled words an engine's failure to compile in this process: its
+// verdict on the module, or, when the engine could not read or write a
+// file (its cache), a sentence naming no path, with the error in the log.
+func (e *Engine) compiled(err error) error {
+	if environmental(err) {
+		e.log.Error("the compilation cache failed", "error", err)
+		return errors.New("the server could not use its compilation cache (its log says why)")
 	}
-	first, _, _ := strings.Cut(text, "\n")
-	return fmt.Errorf("the compiler failed on this module (%v): %s", err, first)
+	return refused(err.Error())
+}
+
+// environmental reports whether err is a file the engine could not use,
+// rather than its verdict on a module.
+func environmental(err error) bool {
+	var path *fs.PathError
+	var link *os.LinkError
+	var sys *os.SyscallError
+	return errors.As(err, &path) || errors.As(err, &link) || errors.As(err, &sys)
+}
+
+// A RefusedError is a module the compiler refused: it is invalid. Its text
+// is one line, the gist of what the compiler said; Compiler is all of it
+// (wasmtime's chain of causes and its backtrace), which is for the
+// operator's debug log.
+type RefusedError struct {
+	Gist, Compiler string
+}
+
+func (e *RefusedError) Error() string { return "the compiler refused it: " + e.Gist }
+
+// refused is the RefusedError for what a compiler said.
+func refused(said string) *RefusedError {
+	return &RefusedError{Gist: compilerText(said), Compiler: capText(said, 8<<10)}
 }
 
 // outOfMemory reads a worker's stderr for the marks of an allocation that
@@ -181,16 +282,33 @@ func outOfMemory(stderr string) bool {
 	return false
 }
 
-// compilerText is what a compiler said of a module it refused, without what
-// only its own developers could use (wasmtime appends a Rust backtrace),
-// and short enough for a log line or a model.
+// wasmtimeFunction is how wasmtime names a function in its errors:
+// "wasm[0]::function[12]".
+var wasmtimeFunction = regexp.MustCompile(`wasm\[\d+\]::function\[(\d+)\]`)
+
+// causeNumber numbers each cause in a chain of several ("    1: ").
+var causeNumber = regexp.MustCompile(`(?m)^\s*\d+: `)
+
+// compilerText is the gist of what a compiler said of a module it
+// refused, in one line for a model or a log. wasmtime says it as a chain
+// ("failed to compile: wasm[0]::function[0]", then "Caused by:" and the
+// causes, one per line, then a Rust backtrace): its gist is what failed
+// and the last cause, the root one. wazero's text may span lines too.
 func compilerText(s string) string {
-	if i := strings.Index(s, "Stack backtrace:"); i >= 0 {
-		s = s[:i]
+	s, _, _ = strings.Cut(s, "Stack backtrace:")
+	if head, chain, ok := strings.Cut(s, "Caused by:"); ok {
+		causes := causeNumber.Split(strings.TrimSpace(chain), -1)
+		head = strings.TrimPrefix(strings.TrimSpace(head), "failed to compile: ")
+		s = head + ": " + causes[len(causes)-1]
 	}
-	s = strings.TrimSpace(s)
-	if len(s) > 1024 {
-		s = strings.ToValidUTF8(s[:1024], "") + "…"
+	s = wasmtimeFunction.ReplaceAllString(s, "function $1")
+	return capText(strings.Join(strings.Fields(s), " "), 512)
+}
+
+// capText cuts s to at most n bytes, marking the cut.
+func capText(s string, n int) string {
+	if len(s) > n {
+		s = strings.ToValidUTF8(s[:n], "") + "…"
 	}
 	return s
 }
@@ -210,12 +328,14 @@ func (l *limitedWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// A worker's exit status, besides 0, when it did its job: the compiler
-// refused the module (it is invalid, and stderr says why), or the worker
-// passed its memory bound.
+// A worker's exit status, besides 0: the compiler refused the module (it
+// is invalid, and stderr says why), the worker passed its memory bound, or
+// the worker could not do its job for a reason of its own (its arguments,
+// a cache it cannot use; stderr says why). Any other status is a crash.
 const (
 	workerRefused     = 10
 	workerOutOfMemory = 11
+	workerFailed      = 12
 )
 
 // RunWorker is the body of a compile worker: it reads one module from
@@ -231,34 +351,38 @@ func RunWorker(args []string, stdin io.Reader, stderr io.Writer) int {
 	cacheDir := fs.String("cache-dir", "", "")
 	memory := fs.Int64("memory", 0, "")
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return workerFailed
 	}
 	if *cacheDir == "" {
 		fmt.Fprintln(stderr, "compile worker: -cache-dir is required")
-		return 2
+		return workerFailed
 	}
 	checkMemory := func() {}
 	if *memory > 0 {
 		var err error
 		if checkMemory, err = limitMemory(*memory); err != nil {
 			fmt.Fprintln(stderr, "compile worker:", err)
-			return 2
+			return workerFailed
 		}
 	}
 	wasm, err := io.ReadAll(io.LimitReader(stdin, maxWorkerInput+1))
 	if err != nil || len(wasm) > maxWorkerInput {
 		fmt.Fprintln(stderr, "compile worker: reading the module:", err)
-		return 2
+		return workerFailed
 	}
 	ctx := context.Background()
 	b, err := newBackend(ctx, Config{Engine: *engine, CacheDir: *cacheDir})
 	if err != nil {
 		fmt.Fprintln(stderr, "compile worker:", err)
-		return 2
+		return workerFailed
 	}
 	_, err = b.compile(ctx, wasm)
 	checkMemory()
-	if err != nil {
+	switch {
+	case err != nil && environmental(err):
+		fmt.Fprintln(stderr, "compile worker:", err)
+		return workerFailed
+	case err != nil:
 		fmt.Fprintln(stderr, err)
 		return workerRefused
 	}

@@ -1,14 +1,11 @@
 package sandbox
 
 import (
-	"errors"
 	"io/fs"
 	"os"
-	"path"
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 	"github.com/tetratelabs/wazero/experimental/sysfs"
-	"github.com/tetratelabs/wazero/sys"
 )
 
 // Mount is a host directory a run sees at a guest path.
@@ -17,15 +14,18 @@ type Mount struct {
 	Write       bool
 }
 
-// confinedFS serves one mounted directory and keeps every path inside it.
-// wazero's directory file system follows symbolic links wherever they
-// point, so each path is first resolved through an os.Root, which refuses
-// any that leaves the directory, by "..", by a symbolic link, or both.
-// A guest may not make links, so links are the operator's and fixed; the
-// check before each operation is then enough.
+// confinedFS is a mount as wazero serves it. Every operation resolves its
+// path through an os.Root (rootFS): each step is an openat on the
+// directory the previous step opened, so neither "..", nor a link, nor a
+// directory renamed in the middle of a lookup can lead out. A check of the
+// name followed by a second lookup of the same name would not hold: between
+// the two, another call could move a directory holding the operator's link
+// out into place. Read-only, the default, is wazero's ReadFS, and no guest
+// may make links.
 type confinedFS struct {
 	experimentalsys.FS
-	root *os.Root
+	root  *os.Root
+	write bool
 }
 
 func newConfinedFS(m Mount) (*confinedFS, error) {
@@ -33,117 +33,29 @@ func newConfinedFS(m Mount) (*confinedFS, error) {
 	if err != nil {
 		return nil, err
 	}
-	var inner experimentalsys.FS = sysfs.DirFS(m.Host)
+	fsys, err := newRootFS(root)
+	if err != nil {
+		root.Close()
+		return nil, err
+	}
 	if !m.Write {
-		inner = &sysfs.ReadFS{FS: inner}
+		fsys = &sysfs.ReadFS{FS: fsys}
 	}
-	return &confinedFS{FS: inner, root: root}, nil
+	return &confinedFS{FS: fsys, root: root, write: m.Write}, nil
 }
 
-// resolve cleans p as the mount's root sees it ("../x" at the top is "x",
-// as in a chroot) and checks that it, or if it does not exist yet its
-// parent, resolves within the mount. Every operation uses the cleaned
-// path, so what was checked is what is used.
-func (c *confinedFS) resolve(p string) (string, experimentalsys.Errno) {
-	p = path.Clean("/" + p)[1:]
-	if p == "" {
-		p = "."
-	}
-	_, err := c.root.Stat(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		_, err = c.root.Stat(path.Dir(p))
-	}
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "", experimentalsys.EPERM
-	}
-	return p, 0
-}
-
+// OpenFile refuses, in a read-only mount, what ReadFS lets through: a file
+// created or truncated by an open for reading (WASI lets a guest ask for
+// O_CREAT or O_TRUNC with only the right to read).
 func (c *confinedFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
-	p, e := c.resolve(p)
-	if e != 0 {
-		return nil, e
+	if !c.write && flag&(experimentalsys.O_CREAT|experimentalsys.O_TRUNC) != 0 {
+		return nil, experimentalsys.EROFS
 	}
 	return c.FS.OpenFile(p, flag, perm)
 }
 
-func (c *confinedFS) Lstat(p string) (sys.Stat_t, experimentalsys.Errno) {
-	p, e := c.resolve(p)
-	if e != 0 {
-		return sys.Stat_t{}, e
-	}
-	return c.FS.Lstat(p)
-}
-
-func (c *confinedFS) Stat(p string) (sys.Stat_t, experimentalsys.Errno) {
-	p, e := c.resolve(p)
-	if e != 0 {
-		return sys.Stat_t{}, e
-	}
-	return c.FS.Stat(p)
-}
-
-func (c *confinedFS) Mkdir(p string, perm fs.FileMode) experimentalsys.Errno {
-	p, e := c.resolve(p)
-	if e != 0 {
-		return e
-	}
-	return c.FS.Mkdir(p, perm)
-}
-
-func (c *confinedFS) Chmod(p string, perm fs.FileMode) experimentalsys.Errno {
-	p, e := c.resolve(p)
-	if e != 0 {
-		return e
-	}
-	return c.FS.Chmod(p, perm)
-}
-
-func (c *confinedFS) Rename(from, to string) experimentalsys.Errno {
-	from, e := c.resolve(from)
-	if e != 0 {
-		return e
-	}
-	if to, e = c.resolve(to); e != 0 {
-		return e
-	}
-	return c.FS.Rename(from, to)
-}
-
-func (c *confinedFS) Rmdir(p string) experimentalsys.Errno {
-	p, e := c.resolve(p)
-	if e != 0 {
-		return e
-	}
-	return c.FS.Rmdir(p)
-}
-
-func (c *confinedFS) Unlink(p string) experimentalsys.Errno {
-	p, e := c.resolve(p)
-	if e != 0 {
-		return e
-	}
-	return c.FS.Unlink(p)
-}
-
 // Link and Symlink are refused: a guest that could make links could point
-// one outside its mount.
+// one outside its mount, for the host and for the other engine to follow.
 func (c *confinedFS) Link(string, string) experimentalsys.Errno { return experimentalsys.EPERM }
 
 func (c *confinedFS) Symlink(string, string) experimentalsys.Errno { return experimentalsys.EPERM }
-
-func (c *confinedFS) Readlink(p string) (string, experimentalsys.Errno) {
-	p, e := c.resolve(p)
-	if e != 0 {
-		return "", e
-	}
-	return c.FS.Readlink(p)
-}
-
-func (c *confinedFS) Utimens(p string, atim, mtim int64) experimentalsys.Errno {
-	p, e := c.resolve(p)
-	if e != 0 {
-		return e
-	}
-	return c.FS.Utimens(p, atim, mtim)
-}

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"math"
 	"unicode/utf8"
 
@@ -32,13 +33,45 @@ type runState struct {
 	progress     int
 	lastProgress float64
 
-	http    HTTPDoer
-	pending []byte   // the last http_request's answer, until http_response takes it
-	denials []string // permissions the guest lacked, for the call's error text
+	http HTTPDoer
+	// pending is the last http_request's answer, until http_response
+	// takes it; a body that would make it longer than maxAnswer (the
+	// run's memory limit, which no larger answer could fit in) is
+	// refused.
+	pending   []byte
+	maxAnswer int64
+	denials   Denials // permissions the guest lacked, for the call's error text
 }
 
-// hostFunctionNames are the functions of the wasmcp host module.
-var hostFunctionNames = map[string]bool{"log": true, "progress": true, "http_request": true, "http_response": true}
+// defineHost defines each function of abi.HostFunctions, with its type
+// from the table, through define with the engine's implementation of it
+// from impls. An engine lacking one, or implementing one the table does
+// not name, does not start.
+func defineHost[F any](impls map[string]F, define func(f abi.HostFunction, impl F) error) error {
+	if len(impls) != len(abi.HostFunctions) {
+		return fmt.Errorf("the engine implements %d %s functions; abi.HostFunctions names %d", len(impls), abi.HostModule, len(abi.HostFunctions))
+	}
+	for _, f := range abi.HostFunctions {
+		impl, ok := impls[f.Name]
+		if !ok {
+			return fmt.Errorf("the engine does not implement %s.%s", abi.HostModule, f.Name)
+		}
+		if err := define(f, impl); err != nil {
+			return fmt.Errorf("defining %s.%s: %w", abi.HostModule, f.Name, err)
+		}
+	}
+	return nil
+}
+
+// hostParams are a host function's parameter types, by their binary
+// encoding, as both abi and wazero give them.
+func hostParams(f abi.HostFunction) []byte {
+	types := make([]byte, len(f.Params))
+	for i, p := range f.Params {
+		types[i] = byte(p.Type)
+	}
+	return types
+}
 
 // guestMemory is a guest's linear memory as the host functions use it;
 // wazero's api.Memory is one. Every method checks its bounds.

@@ -5,10 +5,12 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"unicode/utf8"
 
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/internal/egress"
+	"github.com/wasmcp/wasmcp/internal/jsonsize"
 )
 
 // HTTPDoer makes a guest's HTTP requests; egress.Client is the one used.
@@ -71,20 +73,36 @@ func (st *runState) httpRequest(ctx context.Context, mem guestMemory, ptr, n, le
 		body = b
 	}
 	if st.http == nil {
-		msg := "http requests to " + req.URL + ": this tool has no http grant in the server's policy"
-		st.denials = append(st.denials, msg)
+		// The guest chose the URL, and its length: what it is told and
+		// what is kept of it are cut alike.
+		msg := clip("http requests to "+req.URL+": this tool has no http grant in the server's policy", MaxDenialLen)
+		st.denials.Add(msg)
 		return st.answer(mem, lenPtr, abi.ErrDenied, httpAnswer{Error: msg})
 	}
 	resp, err := st.http.Do(ctx, egress.Request{Method: req.Method, URL: req.URL, Header: req.Headers, Body: body, Secret: req.Secret})
 	if err != nil {
 		var denied *egress.Denied
 		if errors.As(err, &denied) {
-			st.denials = append(st.denials, denied.Permission)
+			st.denials.Add(denied.Permission)
 		}
 		return st.answer(mem, lenPtr, httpCode(err), httpAnswer{Error: err.Error()})
 	}
+	// The answer waits in the host until the guest takes it, and a body
+	// of control characters takes six times its size as a JSON string:
+	// one the guest's memory could never hold is refused before it is
+	// made.
+	text := utf8.Valid(resp.Body)
+	field, size := "body_base64", base64.StdEncoding.EncodedLen(len(resp.Body))+2
+	if text {
+		field, size = "body", jsonsize.String(resp.Body)
+	}
+	if int64(size) > st.maxAnswer {
+		return st.answer(mem, lenPtr, abi.ErrNetwork, httpAnswer{Error: fmt.Sprintf(
+			"the response's body of %s would take %s as the answer's %s, more than this tool's memory limit of %s could ever hold; ask for less (a smaller page or range), or have the server's operator raise the tool's memory limit",
+			bytesText(uint64(len(resp.Body))), bytesText(uint64(size)), field, bytesText(uint64(st.maxAnswer)))})
+	}
 	a := httpAnswer{Status: resp.Status, Headers: resp.Header}
-	if utf8.Valid(resp.Body) {
+	if text {
 		s := string(resp.Body)
 		a.Body = &s
 	} else {

@@ -1,8 +1,10 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -12,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+	"unicode/utf8"
 
 	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
 
@@ -62,11 +66,11 @@ func TestHTTPRequestsGoThroughTheDoer(t *testing.T) {
 	}
 
 	got, out := run(`{"method":"GET","url":"https://evil.test/"}`, fake)
-	if got[0] != '7' || !strings.Contains(got, "evil.test") || len(out.Denials) != 1 {
+	if got[0] != '7' || !strings.Contains(got, "evil.test") || len(out.Denials.Kept) != 1 {
 		t.Errorf("a denied request: %s, denials %v", got, out.Denials)
 	}
 	got, out = run(`{"method":"GET","url":"https://api.test/"}`, nil)
-	if got[0] != '7' || !strings.Contains(got, "no http grant") || len(out.Denials) != 1 {
+	if got[0] != '7' || !strings.Contains(got, "no http grant") || len(out.Denials.Kept) != 1 {
 		t.Errorf("a request without any grant: %s, denials %v", got, out.Denials)
 	}
 	for _, bad := range []string{`not json`, `{"url":"x","body":"a","body_base64":"YQ=="}`, `{"url":"x","body_base64":"%%%"}`} {
@@ -144,31 +148,6 @@ func TestHTTPResultCodes(t *testing.T) {
 	}
 }
 
-func TestMountsKeepPathsInside(t *testing.T) {
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "in.txt"), []byte("x"), 0o644)
-	os.Symlink("/etc", filepath.Join(dir, "out"))
-	os.Symlink("in.txt", filepath.Join(dir, "alias"))
-	cfs, err := newConfinedFS(Mount{Host: dir, Guest: "/m"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cfs.root.Close()
-	for p, want := range map[string]string{
-		"in.txt": "in.txt", "alias": "alias", "new.txt": "new.txt", ".": ".",
-		"../etc/hostname": "etc/hostname", "a/../../in.txt": "in.txt", // ".." stops at the mount's top
-		"out/hostname": "", "out": "", // a link leading out
-	} {
-		got, e := cfs.resolve(p)
-		if (e != 0) != (want == "") || got != want {
-			t.Errorf("resolve(%q) = %q, %v; want %q", p, got, e, want)
-		}
-	}
-	if cfs.Symlink("/etc", "l") == 0 || cfs.Link("in.txt", "l") == 0 {
-		t.Error("a guest could make a link")
-	}
-}
-
 func TestMountsAreReadOnlyUnlessGrantedWrite(t *testing.T) {
 	dir := t.TempDir()
 	for _, write := range []bool{false, true} {
@@ -190,5 +169,109 @@ func TestMountsAreReadOnlyUnlessGrantedWrite(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "new.txt")); err != nil {
 		t.Errorf("the writable mount did not write: %v", err)
+	}
+}
+
+// TestDenialsAreBounded has a guest refused 100 times, each time for a
+// host of its own in a URL of 64 KiB: the run keeps MaxDenials of them,
+// each cut short with its end kept, and counts the others, whether the
+// refusal is the host's (no grant at all) or egress's.
+func TestDenialsAreBounded(t *testing.T) {
+	c := compile(t, newEngine(t), "denied")
+	for name, doer := range map[string]HTTPDoer{"no grant": nil, "not granted": namesTheURL{}} {
+		t.Run(name, func(t *testing.T) {
+			lim := small
+			lim.Timeout = time.Minute // 6 MiB of requests to read, under the race detector
+			lim.Output = 1 << 20      // egress's answer, which names the URL
+			out := c.Run(context.Background(), Run{Limits: lim, HTTP: doer})
+			if out.Failure == nil || out.Failure.Kind != Exit {
+				t.Fatalf("failure %+v; want exit status 1", out.Failure)
+			}
+			if len(out.Denials.Kept) != MaxDenials || out.Denials.More != 100-MaxDenials {
+				t.Fatalf("kept %d denials and counted %d more; want %d and %d", len(out.Denials.Kept), out.Denials.More, MaxDenials, 100-MaxDenials)
+			}
+			for _, d := range out.Denials.Kept {
+				if len(d) > MaxDenialLen || !strings.Contains(d, "…") || !utf8.ValidString(d) {
+					t.Errorf("kept %q (%d bytes); want at most %d, cut with …", d, len(d), MaxDenialLen)
+				}
+			}
+			if doer == nil && len(out.Stderr) > 2*MaxDenialLen {
+				t.Errorf("the guest was told %d bytes: %.100s…; want the refusal cut short too", len(out.Stderr), out.Stderr)
+			}
+		})
+	}
+}
+
+// namesTheURL denies every request, naming its whole URL, as egress names
+// a host that is not granted.
+type namesTheURL struct{}
+
+func (namesTheURL) Do(_ context.Context, req egress.Request) (*egress.Response, error) {
+	return nil, &egress.Denied{Permission: "http host " + strconv.Quote(req.URL) + " (method GET)"}
+}
+
+func TestDenialsKeepDistinctOnesAndCountTheRest(t *testing.T) {
+	var d Denials
+	if !d.Empty() {
+		t.Fatal("a new Denials is not empty")
+	}
+	for range 3 {
+		d.Add("http host \"a.test\"")
+	}
+	if len(d.Kept) != 1 || d.More != 0 || d.Empty() {
+		t.Fatalf("a denial repeated: %+v; want it kept once", d)
+	}
+	long := "http host \"" + strings.Repeat("é", 1000) + "\" (method POST)"
+	d.Add(long)
+	if got := d.Kept[1]; len(got) > MaxDenialLen || !strings.HasPrefix(got, "http host \"é") || !strings.HasSuffix(got, "é\" (method POST)") || !utf8.ValidString(got) {
+		t.Errorf("a long denial was kept as %q; want its start and end, valid UTF-8, within %d bytes", got, MaxDenialLen)
+	}
+	for i := range MaxDenials + 5 {
+		d.Add(fmt.Sprint("denial ", i))
+	}
+	if len(d.Kept) != MaxDenials || d.More != 7 || d.Kept[2] != "denial 0" {
+		t.Errorf("after %d distinct denials: kept %q, %d more; want the first %d and 7 more", MaxDenials+7, d.Kept, d.More, MaxDenials)
+	}
+	d.Add("denial 0")
+	if d.More != 7 {
+		t.Errorf("a kept denial again counted as one more: %d", d.More)
+	}
+}
+
+// bodyOf answers every request with its body.
+type bodyOf []byte
+
+func (b bodyOf) Do(context.Context, egress.Request) (*egress.Response, error) {
+	return &egress.Response{Status: 200, Body: b}, nil
+}
+
+// TestHTTPAnswerIsBoundedByTheMemoryLimit: an answer waits in the host
+// until the guest takes it, so one that, encoded, is larger than the
+// guest's memory limit (which it could never take) is refused before it is
+// made: a body of control characters takes six times its size as a JSON
+// string, one that is not UTF-8 four thirds as base64.
+func TestHTTPAnswerIsBoundedByTheMemoryLimit(t *testing.T) {
+	c := compile(t, newEngine(t), "httpcall")
+	lim := small
+	lim.Memory = 1 << 20
+	for _, tc := range []struct {
+		name string
+		body []byte
+		code rune
+		says string
+	}{
+		{"control characters that fit", bytes.Repeat([]byte{1}, 1000), '0', `"body":"\u0001\u0001`},
+		{"control characters that would not", bytes.Repeat([]byte{1}, 200<<10), '8', "the response's body of 200 KiB would take 1.172 MiB as the answer's body, more than this tool's memory limit of 1 MiB could ever hold"},
+		{"binary that would not", bytes.Repeat([]byte{0xff}, 800<<10), '8', "the response's body of 800 KiB would take 1.042 MiB as the answer's body_base64"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := c.Run(context.Background(), Run{Stdin: []byte(`{"url":"https://api.test/"}`), Limits: lim, HTTP: bodyOf(tc.body)})
+			if out.Failure != nil {
+				t.Fatalf("run: %+v", out.Failure)
+			}
+			if got := string(out.Stdout); !strings.HasPrefix(got, string(tc.code)) || !strings.Contains(got, tc.says) {
+				t.Errorf("answer %.300s; want code %c saying %q", got, tc.code, tc.says)
+			}
+		})
 	}
 }

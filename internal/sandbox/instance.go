@@ -67,7 +67,7 @@ func (c *Compiled) launch(r Run, stdin io.Reader, pl *plan) (*instance, *Failure
 	ctx, cancel := context.WithCancelCause(context.Background())
 	in := &instance{
 		ctx: ctx, cancel: cancel, lim: lim, reserve: c.reserve,
-		state: &runState{reporter: r.Reporter, lastProgress: math.Inf(-1), http: r.HTTP},
+		state: &runState{reporter: r.Reporter, lastProgress: math.Inf(-1), http: r.HTTP, maxAnswer: lim.Memory},
 		done:  make(chan ending, 1),
 	}
 	in.stdout = &cappedBuffer{limit: lim.Output, onFull: func() { cancel(errStdoutLimit) }}
@@ -163,8 +163,9 @@ func (c *Compiled) Run(ctx context.Context, r Run) Outcome {
 // has run, and the guest now waits for its arguments on stdin. It is still
 // a fresh instance, used for exactly one call.
 type Prepared struct {
-	in    *instance
-	stdin *io.PipeWriter
+	in     *instance
+	stdin  *io.PipeWriter
+	memory int64
 }
 
 // readSignal tells when the guest first asks for stdin: its start-up is
@@ -205,7 +206,10 @@ func (c *Compiled) Prepare(ctx context.Context, r Run) *Prepared {
 	defer timer.Stop()
 	select {
 	case <-sig.ch:
-		return &Prepared{in: in, stdin: pw}
+		// The guest is blocked reading: what it holds stays as it is
+		// until Start.
+		held := in.mem.held() + in.reserve + uint64(in.stdout.buf.Len()+in.stderr.buf.Len())
+		return &Prepared{in: in, stdin: pw, memory: int64(held)}
 	case <-in.done:
 		in.cancel(nil)
 		return nil
@@ -219,6 +223,11 @@ func (c *Compiled) Prepare(ctx context.Context, r Run) *Prepared {
 	<-in.done
 	return nil
 }
+
+// Memory is what the instance holds as it waits for its call, in bytes:
+// the memory the engine holds for it, tables and globals included, which
+// is at most its memory limit, and the output its start-up wrote.
+func (p *Prepared) Memory() int64 { return p.memory }
 
 // Start gives the prepared guest its call: the reporter and HTTP client,
 // then its arguments. The time limit starts now.

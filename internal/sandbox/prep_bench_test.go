@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/wasmcp/wasmcp/abi"
 )
 
 // BenchmarkPreparedGoGuest compares one call of the calculate example (a
@@ -29,7 +27,7 @@ func BenchmarkPreparedGoGuest(b *testing.B) {
 		b.Fatal(err)
 	}
 	e := newEngine(b)
-	c, err := e.Compile(context.Background(), bin, abi.StartCommand)
+	c, err := e.Compile(context.Background(), bin)
 	if err != nil {
 		b.Fatal(err)
 	}

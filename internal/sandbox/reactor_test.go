@@ -25,7 +25,7 @@ func reactorModule(t testing.TB, init string) []byte {
 
 func compileReactor(t testing.TB, e *Engine, init string) *Compiled {
 	t.Helper()
-	c, err := e.Compile(context.Background(), reactorModule(t, init), abi.StartReactor)
+	c, err := e.CompileWith(context.Background(), reactorModule(t, init), CompileOptions{Start: abi.StartReactor})
 	if err != nil {
 		t.Fatalf("Compile(reactor): %v", err)
 	}
@@ -55,7 +55,7 @@ func TestReactorStartsUpThenRunsTheCall(t *testing.T) {
 
 func TestReactorWithoutInitSectionReadsEmptyStdin(t *testing.T) {
 	e := newEngine(t)
-	c, err := e.Compile(context.Background(), wattest.Build(t, "reactor"), abi.StartReactor)
+	c, err := e.CompileWith(context.Background(), wattest.Build(t, "reactor"), CompileOptions{Start: abi.StartReactor})
 	if err != nil {
 		t.Fatal(err)
 	}

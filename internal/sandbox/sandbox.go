@@ -32,7 +32,7 @@ const pageSize = 64 << 10
 type Limits struct {
 	Timeout time.Duration
 	Memory  int64 // bytes of linear memory
-	Output  int64 // bytes of stdout, and separately of stderr
+	Output  int64 // bytes of stdout, and separately of stderr (dispatch bounds the answer by it too)
 }
 
 // Config configures an Engine.
@@ -42,7 +42,10 @@ type Config struct {
 	// the same ABI, limits and failures; Engines lists what a build has.
 	Engine string
 	// CacheDir, when set, keeps compiled native code on disk so that a
-	// restart does not recompile. It holds executable code: it must be
+	// restart does not recompile, with a mark of each module compiled so
+	// that a restart loads it without waiting for other compilations,
+	// and records the modules that passed a compile limit so that a
+	// restart refuses them at once. It holds executable code: it must be
 	// writable only by the server's user.
 	CacheDir string
 	// Compile bounds each compilation.
@@ -76,7 +79,31 @@ func Engines() []string {
 // classification of failures, the host functions' rules) is shared.
 type backend interface {
 	compile(ctx context.Context, wasm []byte) (program, error)
+	// provides is what modules may import: every function of WASI and of
+	// the wasmcp host module, with the type the engine defined it with.
+	provides() provided
 	close(ctx context.Context) error
+}
+
+// provided are the functions an engine defines for modules to import, by
+// module and name, with their types.
+type provided map[string]map[string]wasmbin.FuncType
+
+// providers name who defines each module's functions, for the error that
+// says a module imports one with the wrong type.
+var providers = map[string]string{
+	wasiModule:     "WASI preview 1 defines it",
+	abi.HostModule: "wasmcp defines it (docs/abi.md)",
+}
+
+// valTypes are value types by their binary encoding, as abi and wazero
+// give them.
+func valTypes[T ~byte](types []T) []wasmbin.ValType {
+	out := make([]wasmbin.ValType, len(types))
+	for i, t := range types {
+		out[i] = wasmbin.ValType(t)
+	}
+	return out
 }
 
 // program is a module compiled by a backend.
@@ -101,13 +128,18 @@ type program interface {
 type Engine struct {
 	name     string
 	b        backend
+	provided provided
 	log      *slog.Logger
 	limits   CompileLimits
 	worker   *Worker
 	cacheDir string
 	tempDir  string // a private cache for the worker, removed on Close
 
-	compileSlots chan struct{}
+	// compiling and loading hand out the compile slots (compileQueue):
+	// Concurrency of them to modules that compile afresh, and one to
+	// modules whose code is in the cache (Cached), so that loading a
+	// module never waits for another's compilation.
+	compiling, loading *compileQueue
 	// stopping ends when Close begins: compilations stop (workers are
 	// killed), and no new one starts.
 	stopping context.Context
@@ -140,8 +172,8 @@ func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
 		}
 		return nil, err
 	}
-	e.b, e.cacheDir = b, cfg.CacheDir
-	e.compileSlots = make(chan struct{}, e.limits.Concurrency)
+	e.b, e.provided, e.cacheDir = b, b.provides(), cfg.CacheDir
+	e.compiling, e.loading = newCompileQueue(e.limits.Concurrency), newCompileQueue(1)
 	e.stopping, e.stop = context.WithCancel(context.Background())
 	return e, nil
 }
@@ -208,25 +240,27 @@ func (e *Engine) Close(ctx context.Context) error {
 }
 
 // CheckModule reports why a parsed module could never run here: it is over
-// ModuleLimits, it imports something the engine does not provide, or it
-// lacks the exports that start says it has (a WASI command's _start, or a
-// reactor's).
+// ModuleLimits, it imports something the engine does not provide or
+// imports it with another type than the engine's, or it lacks the exports
+// that start says it has (a WASI command's _start, or a reactor's).
 func (e *Engine) CheckModule(m *wasmbin.Module, start abi.Start) error {
 	if err := checkLimits(m); err != nil {
 		return err
 	}
 	for _, imp := range m.Imports {
-		var funcs map[string]bool
-		switch imp.Module {
-		case wasiModule:
-			funcs = wasiFunctions
-		case abi.HostModule:
-			funcs = hostFunctionNames
-		default:
+		funcs, ok := e.provided[imp.Module]
+		if !ok {
 			return fmt.Errorf("imports %s.%s, but wasmcp provides no module %q (tools may import only %s and %s)", imp.Module, imp.Name, imp.Module, wasiModule, abi.HostModule)
 		}
-		if imp.Kind != wasmbin.KindFunc || !funcs[imp.Name] {
+		want, ok := funcs[imp.Name]
+		switch {
+		case imp.Kind != wasmbin.KindFunc || !ok:
 			return fmt.Errorf("imports %s.%s, which wasmcp does not provide", imp.Module, imp.Name)
+		case imp.Type == nil:
+			return fmt.Errorf("imports %s.%s with a type index past the module's types", imp.Module, imp.Name)
+		case !imp.Type.Equal(want):
+			// An engine would link it only to fail every call.
+			return fmt.Errorf("imports %s.%s as %v, but %s as %v: import it with that type", imp.Module, imp.Name, *imp.Type, providers[imp.Module], want)
 		}
 	}
 	if err := checkEntry(m, start); err != nil {
@@ -256,23 +290,52 @@ type Compiled struct {
 	snapFailure *Failure
 }
 
-// Compile compiles a module within the engine's CompileLimits; it may take
-// seconds for large modules, so callers run it off the request path. ctx
-// bounds the wait for a compile slot; start is how the module's manifest
-// says it starts. The module is checked first (CheckModule), its custom
-// sections are dropped (no engine needs them, and names and debug
-// information cost memory to decode), and its tables are capped
-// (wasmbin.CapTables). A reactor is rewritten so that its state can be
-// captured (wasmbin.ExportState). Errors for a compilation the limits
-// stopped wrap ErrCompileTime or ErrCompileMemory.
-func (e *Engine) Compile(ctx context.Context, wasm []byte, start abi.Start) (*Compiled, error) {
+// CompileOptions say what Engine.CompileWith compiles and how it
+// schedules the compilation.
+type CompileOptions struct {
+	// Start is how the module's manifest says it starts; the zero value
+	// is a command.
+	Start abi.Start
+	// Name is what the engine's log calls the module (its file).
+	Name string
+	// Needed, when not nil, makes the compilation one made ahead of need
+	// until it is closed: it waits behind every compilation someone waits
+	// for, and gives its slot up to one when no other slot is free,
+	// starting over later. Closing Needed says someone waits for it now.
+	Needed <-chan struct{}
+}
+
+// Compile compiles a command module someone waits for, as CompileWith
+// does with no options.
+func (e *Engine) Compile(ctx context.Context, wasm []byte) (*Compiled, error) {
+	return e.CompileWith(ctx, wasm, CompileOptions{})
+}
+
+// CompileWith compiles a module within the engine's CompileLimits; it may
+// take seconds for large modules, so callers run it off the request path.
+// ctx bounds the wait for a compile slot. The module is checked first
+// (CheckModule), its custom sections are dropped (no engine needs them,
+// and names and debug information cost memory to decode), and its tables
+// are capped (wasmbin.CapTables). A reactor is rewritten so that its
+// state can be captured (wasmbin.ExportState). A module that compiled
+// before with this cache (Cached) loads in a slot of its own, so it never
+// waits for the compilation of a module that is not, nor makes one wait.
+// Errors for a compilation the limits stopped wrap ErrCompileTime or
+// ErrCompileMemory; with a compilation cache, such a module is refused at
+// once from then on, with the same error, until the module, the limits or
+// the engine change. The compiler's refusal of an invalid module is a
+// *RefusedError. No error names a path of the host: those are in the
+// engine's log.
+func (e *Engine) CompileWith(ctx context.Context, wasm []byte, opts CompileOptions) (*Compiled, error) {
 	parsed, err := wasmbin.Parse(wasm)
 	if err != nil {
 		return nil, err
 	}
-	if err := e.CheckModule(parsed, start); err != nil {
+	if err := e.CheckModule(parsed, opts.Start); err != nil {
 		return nil, err
 	}
+	given := wasm
+	cached := e.Cached(given)
 	if wasm, err = wasmbin.StripCustom(wasm); err != nil {
 		return nil, err
 	}
@@ -281,25 +344,41 @@ func (e *Engine) Compile(ctx context.Context, wasm []byte, start abi.Start) (*Co
 		return nil, err
 	}
 	var x *reactor
-	if start == abi.StartReactor {
+	if opts.Start == abi.StartReactor {
 		if wasm, x, err = newReactor(wasm, parsed); err != nil {
 			return nil, err
 		}
 	}
-	p, err := e.bounded(ctx, wasm, func(cctx context.Context) (program, error) {
+	if refused, record := e.recall(wasm); refused != nil {
+		e.log.Info("module refused without compiling: it passed the same compile limit before (a new limit, or removing the record, tries again)", "file", opts.Name, "reason", refused, "record", record)
+		return nil, refused
+	}
+	q := e.compiling
+	if cached {
+		q = e.loading
+	}
+	p, err := e.bounded(ctx, q, wasm, opts, func(cctx context.Context) (program, error) {
 		e.mu.RLock()
 		defer e.mu.RUnlock()
 		if e.closed {
 			return nil, ErrEngineClosed
 		}
-		return e.b.compile(cctx, wasm)
+		p, err := e.b.compile(cctx, wasm)
+		if err != nil {
+			return nil, e.compiled(err)
+		}
+		return p, nil
 	})
 	var limited *compileError
 	switch {
-	case errors.As(err, &limited), errors.Is(err, ErrEngineClosed):
+	case errors.As(err, &limited):
+		e.remember(wasm, limited)
 		return nil, err
 	case err != nil:
-		return nil, fmt.Errorf("compiling: %s", compilerText(err.Error()))
+		return nil, err
+	}
+	if !cached {
+		e.mark(given)
 	}
 	c := &Compiled{p: p, reserve: reserve(parsed.Shape, tableMax), reactor: x, log: e.log}
 	if len(parsed.Memories) == 1 {
@@ -338,7 +417,7 @@ type Outcome struct {
 	PeakMemory int64
 	Duration   time.Duration
 	// Denials are the permissions the guest tried to use and lacked.
-	Denials []string
+	Denials Denials
 }
 
 var (
@@ -380,6 +459,9 @@ const trapWASIArguments = "a WASI call was given an argument it cannot use (a po
 type memoryUse interface {
 	// peak is the largest size the memory had, in bytes.
 	peak() uint64
+	// held is what the engine holds for the memory now, in bytes: at
+	// least its size, at most the limit.
+	held() uint64
 	// refused is the largest size refused to the guest, 0 if none. A
 	// backend that cannot see refusals says so (exact false) and guesses
 	// from how close to the limit the memory ended.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/internal/wasmbin"
+	"github.com/wasmcp/wasmcp/internal/wasmgen"
 	"github.com/wasmcp/wasmcp/internal/wattest"
 )
 
@@ -30,7 +31,7 @@ func newEngine(t testing.TB) *Engine {
 
 func compile(t testing.TB, e *Engine, name string) *Compiled {
 	t.Helper()
-	c, err := e.Compile(context.Background(), wattest.Build(t, name), abi.StartCommand)
+	c, err := e.Compile(context.Background(), wattest.Build(t, name))
 	if err != nil {
 		t.Fatalf("Compile(%s): %v", name, err)
 	}
@@ -164,8 +165,10 @@ func TestEachRunGetsAFreshInstance(t *testing.T) {
 func TestCheckModule(t *testing.T) {
 	e := newEngine(t)
 	for name, want := range map[string]string{
-		"badimport": "env.open_socket",
-		"nostart":   "_start",
+		"badimport":  "env.open_socket",
+		"nostart":    "_start",
+		"badsig":     "imports wasmcp.log as (i64) -> i64, but wasmcp defines it (docs/abi.md) as (i32, i32, i32) -> i32",
+		"badwasisig": "imports wasi_snapshot_preview1.fd_write as (i32) -> (), but WASI preview 1 defines it as (i32, i32, i32, i32) -> i32",
 	} {
 		m, err := wasmbin.Parse(wattest.Build(t, name))
 		if err != nil {
@@ -176,12 +179,53 @@ func TestCheckModule(t *testing.T) {
 			t.Errorf("CheckModule(%s) = %v; want an error naming %q", name, err, want)
 		}
 	}
-	m, err := wasmbin.Parse(wattest.Build(t, "echo"))
+	// A function import whose type index names no type: the engine would
+	// refuse it; the check must not take it for a type.
+	untyped := wasmgen.Module(wasmgen.Section(2, wasmgen.Vec(wasmgen.Cat(wasmgen.Name(abi.HostModule), wasmgen.Name("log"), []byte{0x00, 0x00}))))
+	m, err := wasmbin.Parse(untyped)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.CheckModule(m, abi.StartCommand); err != nil {
-		t.Errorf("CheckModule(echo) = %v", err)
+	if err := e.CheckModule(m, abi.StartCommand); err == nil || !strings.Contains(err.Error(), "imports wasmcp.log with a type index past the module's types") {
+		t.Errorf("CheckModule(an import of no type) = %v", err)
+	}
+	// Between them, these import every host function and the WASI
+	// functions guests use most, each with its right type.
+	for _, name := range []string{"echo", "report", "httpcall", "wasihostile"} {
+		m, err := wasmbin.Parse(wattest.Build(t, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.CheckModule(m, abi.StartCommand); err != nil {
+			t.Errorf("CheckModule(%s) = %v", name, err)
+		}
+	}
+}
+
+func TestDefineHostNeedsOneImplementationPerFunction(t *testing.T) {
+	impls := map[string]int{}
+	for _, f := range abi.HostFunctions {
+		impls[f.Name] = 1
+	}
+	var defined []string
+	if err := defineHost(impls, func(f abi.HostFunction, _ int) error {
+		defined = append(defined, f.Name)
+		return nil
+	}); err != nil || len(defined) != len(abi.HostFunctions) {
+		t.Fatalf("defineHost defined %v: %v", defined, err)
+	}
+	nop := func(abi.HostFunction, int) error { return nil }
+	delete(impls, "progress")
+	if err := defineHost(impls, nop); err == nil {
+		t.Error("an engine lacking progress started")
+	}
+	impls["progress"], impls["extra"] = 1, 1
+	if err := defineHost(impls, nop); err == nil {
+		t.Error("an engine implementing a function abi does not name started")
+	}
+	delete(impls, "log")
+	if err := defineHost(impls, nop); err == nil || !strings.Contains(err.Error(), "wasmcp.log") {
+		t.Errorf("an engine with extra in place of log: %v", err)
 	}
 }
 
@@ -259,6 +303,29 @@ func TestPreparedInstanceCanBeDiscarded(t *testing.T) {
 	case <-done: // Discard returns once the guest has ended
 	case <-time.After(time.Minute):
 		t.Fatal("a discarded instance did not end")
+	}
+}
+
+// TestPreparedInstanceSaysWhatItHolds: a prepared instance counts the
+// memory the engine holds for it, within its limit, and the output its
+// start-up wrote. growthenread grows to 129 pages, a page at a time:
+// wazero's meter holds room to grow ahead of it, to the next power of two
+// (256 pages, the limit here); wasmtime, the memory's size.
+func TestPreparedInstanceSaysWhatItHolds(t *testing.T) {
+	e := newEngine(t)
+	grown := int64(129 * pageSize)
+	if e.Name() == "wazero" {
+		grown = small.Memory
+	}
+	for name, want := range map[string]int64{"echo": pageSize, "growthenread": grown + 100} {
+		p := compile(t, e, name).Prepare(context.Background(), Run{Limits: small})
+		if p == nil {
+			t.Fatalf("%s was not prepared", name)
+		}
+		if got := p.Memory(); got != want {
+			t.Errorf("%s holds %d bytes, it says; want %d", name, got, want)
+		}
+		p.Discard()
 	}
 }
 

@@ -1,10 +1,20 @@
 package sandbox
 
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/internal/wasmbin"
+)
+
 // wasiModule is the import module of WASI preview 1.
 const wasiModule = "wasi_snapshot_preview1"
 
 // wasiFunctions are the functions of WASI preview 1, which both engines
-// provide. The list is the frozen preview 1 specification's.
+// provide. The list is the frozen preview 1 specification's; their types
+// are the engines' own (readProvided).
 var wasiFunctions = map[string]bool{
 	"args_get": true, "args_sizes_get": true,
 	"environ_get": true, "environ_sizes_get": true,
@@ -21,4 +31,28 @@ var wasiFunctions = map[string]bool{
 	"poll_oneoff": true, "proc_exit": true, "proc_raise": true, "sched_yield": true,
 	"random_get":  true,
 	"sock_accept": true, "sock_recv": true, "sock_send": true, "sock_shutdown": true,
+}
+
+// readProvided reads, from an engine's definitions (lookup), the type of
+// each function a module may import: those of WASI preview 1 and of the
+// wasmcp host module. The types are the engine's, so that a module is
+// checked against what it would be linked to; an engine that lacks one of
+// the functions does not start.
+func readProvided(lookup func(module, name string) (wasmbin.FuncType, bool)) (provided, error) {
+	names := map[string][]string{wasiModule: slices.Collect(maps.Keys(wasiFunctions))}
+	for _, f := range abi.HostFunctions {
+		names[abi.HostModule] = append(names[abi.HostModule], f.Name)
+	}
+	out := provided{}
+	for module, list := range names {
+		out[module] = map[string]wasmbin.FuncType{}
+		for _, name := range list {
+			t, ok := lookup(module, name)
+			if !ok {
+				return nil, fmt.Errorf("the engine defines no function %s.%s", module, name)
+			}
+			out[module][name] = t
+		}
+	}
+	return out, nil
 }

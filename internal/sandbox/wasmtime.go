@@ -129,6 +129,7 @@ type wasmtimeBackend struct {
 	wasi    *wt.Linker    // WASI's own functions, for passOn and fdOpen
 	through *wt.Module    // see throughModule
 	probe   *wt.Module    // see probeModule
+	defined provided      // what shadowd defines, which mounted defines too
 	stop    chan struct{} // closed to stop the ticker
 	stopped chan struct{} // closed by the ticker as it returns
 }
@@ -179,6 +180,9 @@ func newWasmtime(cfg Config) (backend, error) {
 	}
 	if err == nil {
 		b.probe, err = probeModule(b.engine)
+	}
+	if err == nil {
+		b.defined, err = linked(b.engine, b.shadowd)
 	}
 	if err != nil {
 		b.engine.Close()
@@ -237,10 +241,6 @@ func (b *wasmtimeBackend) define(l *wt.Linker, mounted bool) error {
 		{wasiModule, "sock_recv", sockRecv},
 		{wasiModule, "sock_send", sockSend},
 		{wasiModule, "sock_shutdown", sockShutdown},
-		{abi.HostModule, "log", wtLog},
-		{abi.HostModule, "progress", wtProgress},
-		{abi.HostModule, "http_request", wtHTTPRequest},
-		{abi.HostModule, "http_response", wtHTTPResponse},
 		{wasiModule, "fd_read", fdRead},
 	}
 	for _, d := range defs {
@@ -248,8 +248,59 @@ func (b *wasmtimeBackend) define(l *wt.Linker, mounted bool) error {
 			return fmt.Errorf("defining %s.%s: %w", d.module, d.name, err)
 		}
 	}
-	return nil
+	return defineHost(map[string]func(*wt.Caller, []wt.Val) int32{
+		"log":           wtLog,
+		"progress":      wtProgress,
+		"http_request":  wtHTTPRequest,
+		"http_response": wtHTTPResponse,
+	}, func(f abi.HostFunction, impl func(*wt.Caller, []wt.Val) int32) error {
+		params := make([]*wt.ValType, len(f.Params))
+		for i, p := range f.Params {
+			params[i] = wt.NewValType(wtKinds[wasmbin.ValType(p.Type)])
+		}
+		ty := wt.NewFuncType(params, []*wt.ValType{wt.NewValType(wt.KindI32)})
+		return l.FuncNew(abi.HostModule, f.Name, ty, func(c *wt.Caller, args []wt.Val) ([]wt.Val, *wt.Trap) {
+			return []wt.Val{wt.ValI32(impl(c, args))}, nil
+		})
+	})
 }
+
+// wtKinds are wasmtime's kinds of the value types a host function may
+// take or return.
+var wtKinds = map[wasmbin.ValType]wt.ValKind{
+	wasmbin.I32: wt.KindI32, wasmbin.I64: wt.KindI64, wasmbin.F32: wt.KindF32, wasmbin.F64: wt.KindF64,
+	wasmbin.FuncRef: wt.KindFuncref, wasmbin.ExternRef: wt.KindExternref,
+}
+
+// linked reads the types of the functions a module may import from what
+// the linker defines: WASI's own functions, their shadows, and the wasmcp
+// host module. The binding lists nothing a linker holds, so each is
+// looked up by name, in a store of its own.
+func linked(engine *wt.Engine, l *wt.Linker) (provided, error) {
+	store := wt.NewStore(engine)
+	defer store.Close()
+	kinds := map[wt.ValKind]wasmbin.ValType{}
+	for t, k := range wtKinds {
+		kinds[k] = t
+	}
+	types := func(vs []*wt.ValType) []wasmbin.ValType {
+		out := make([]wasmbin.ValType, len(vs))
+		for i, v := range vs {
+			out[i] = kinds[v.Kind()]
+		}
+		return out
+	}
+	return readProvided(func(module, name string) (wasmbin.FuncType, bool) {
+		ext := l.Get(store, module, name)
+		if ext == nil || ext.Func() == nil {
+			return wasmbin.FuncType{}, false
+		}
+		ft := ext.Type(store).FuncType()
+		return wasmbin.FuncType{Params: types(ft.Params()), Results: types(ft.Results())}, true
+	})
+}
+
+func (b *wasmtimeBackend) provides() provided { return b.defined }
 
 func (b *wasmtimeBackend) close(context.Context) error {
 	// The ticker must be done with the engine before it is closed.
@@ -287,6 +338,7 @@ func (p *wasmtimeProgram) close(context.Context) error {
 type wtRun struct {
 	b       *wasmtimeBackend
 	in      *instance
+	mem     *wtMemory
 	mounted bool // WASI's own serve descriptors but stdin, stdout and stderr
 	exited  bool // the guest called proc_exit
 	status  uint32
@@ -297,12 +349,14 @@ type wtRun struct {
 }
 
 // wtMemory is what wasmtime knows of an instance's memory: its size at
-// the end, and its limit. It cannot see a refused grow, so a run that
-// failed with its memory within an eighth of its limit is put down to the
-// limit.
+// the end (and, for a prepared instance, when it first waits for stdin),
+// and its limit. It cannot see a refused grow, so a run that failed with
+// its memory within an eighth of its limit is put down to the limit.
 type wtMemory struct{ size, limit uint64 }
 
 func (m *wtMemory) peak() uint64 { return m.size }
+
+func (m *wtMemory) held() uint64 { return m.size }
 
 func (m *wtMemory) refused() (uint64, bool) {
 	if m.size+max(m.limit/8, pageSize) > m.limit {
@@ -318,7 +372,7 @@ func (p *wasmtimeProgram) snapshots() bool { return true }
 func (p *wasmtimeProgram) start(in *instance, r Run, _ io.Reader) *Failure {
 	mem := &wtMemory{limit: uint64(r.Limits.Memory)}
 	in.mem = mem
-	run := &wtRun{b: p.b, in: in, mounted: len(r.Mounts) > 0}
+	run := &wtRun{b: p.b, in: in, mem: mem, mounted: len(r.Mounts) > 0}
 	wasi := wt.NewWasiConfig()
 	for _, m := range r.Mounts {
 		dirPerms, filePerms := wt.DIR_READ, wt.FILE_READ
@@ -636,6 +690,9 @@ func fdRead(c *wt.Caller, fd, iovs, n, nreadPtr int32) (int32, *wt.Trap) {
 	if run.in.ctx.Err() != nil {
 		return 0, errStopped()
 	}
+	// A prepared instance holds this much while it waits here for its
+	// call (Prepared.Memory); its memory cannot grow meanwhile.
+	run.mem.size = uint64(len(mem))
 	total := 0
 	for i := range int(n) {
 		buf, _ := mem.span(iovec(table, i))
@@ -691,23 +748,24 @@ func fdWrite(c *wt.Caller, fd, iovs, n, nwrittenPtr int32) (int32, *wt.Trap) {
 	return 0, nil
 }
 
-// The wasmcp host module, with the rules every engine shares.
+// The wasmcp host module, with the rules every engine shares. Each takes
+// its arguments as abi.HostFunctions lists them.
 
-func wtLog(c *wt.Caller, level, ptr, n int32) int32 {
-	msg, code := readMessage(callerMemory(c), uint32(ptr), uint32(n))
-	return runOf(c).in.state.log(level, msg, code)
+func wtLog(c *wt.Caller, args []wt.Val) int32 {
+	msg, code := readMessage(callerMemory(c), uint32(args[1].I32()), uint32(args[2].I32()))
+	return runOf(c).in.state.log(args[0].I32(), msg, code)
 }
 
-func wtProgress(c *wt.Caller, progress, total float64, ptr, n int32) int32 {
-	msg, code := readMessage(callerMemory(c), uint32(ptr), uint32(n))
-	return runOf(c).in.state.reportProgress(progress, total, msg, code)
+func wtProgress(c *wt.Caller, args []wt.Val) int32 {
+	msg, code := readMessage(callerMemory(c), uint32(args[2].I32()), uint32(args[3].I32()))
+	return runOf(c).in.state.reportProgress(args[0].F64(), args[1].F64(), msg, code)
 }
 
-func wtHTTPRequest(c *wt.Caller, ptr, n, lenPtr int32) int32 {
+func wtHTTPRequest(c *wt.Caller, args []wt.Val) int32 {
 	run := runOf(c)
-	return run.in.state.httpRequest(run.in.ctx, callerMemory(c), uint32(ptr), uint32(n), uint32(lenPtr))
+	return run.in.state.httpRequest(run.in.ctx, callerMemory(c), uint32(args[0].I32()), uint32(args[1].I32()), uint32(args[2].I32()))
 }
 
-func wtHTTPResponse(c *wt.Caller, ptr, n int32) int32 {
-	return runOf(c).in.state.httpResponse(callerMemory(c), uint32(ptr), uint32(n))
+func wtHTTPResponse(c *wt.Caller, args []wt.Val) int32 {
+	return runOf(c).in.state.httpResponse(callerMemory(c), uint32(args[0].I32()), uint32(args[1].I32()))
 }

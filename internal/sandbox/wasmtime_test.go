@@ -39,6 +39,40 @@ func TestWasmtimeRunsWithoutMountsCanBePrepared(t *testing.T) {
 	}
 }
 
+// The engines must agree on what a module may import, and with which
+// types: wasmtime's shadows of WASI are typed by hand, and a module
+// loading on one engine must load on the other.
+func TestEnginesProvideTheSameImports(t *testing.T) {
+	ctx := context.Background()
+	wz, err := newWazero(ctx, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wz.close(ctx)
+	b, err := newWasmtime(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.close(ctx)
+	wtb := b.(*wasmtimeBackend)
+	mounted, err := linked(wtb.engine, wtb.mounted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, got := range map[string]provided{"wasmtime": wtb.provides(), "wasmtime with mounts": mounted} {
+		for module, funcs := range wz.provides() {
+			if len(got[module]) != len(funcs) {
+				t.Errorf("%s defines %d functions of %s; wazero %d", what, len(got[module]), module, len(funcs))
+			}
+			for name, want := range funcs {
+				if have, ok := got[module][name]; !ok || !have.Equal(want) {
+					t.Errorf("%s defines %s.%s as %v; wazero as %v", what, module, name, have, want)
+				}
+			}
+		}
+	}
+}
+
 // Servers and their compile workers share a cache directory, and each
 // process points wasmtime at it as it starts.
 func TestEnginesStartTogetherOnOneCacheDir(t *testing.T) {

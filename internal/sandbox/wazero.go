@@ -18,12 +18,14 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/internal/wasmbin"
 )
 
 // wazeroBackend runs modules in wazero, compiled to native code.
 type wazeroBackend struct {
-	rt    wazero.Runtime
-	cache wazero.CompilationCache
+	rt      wazero.Runtime
+	cache   wazero.CompilationCache
+	defined provided
 }
 
 func newWazero(ctx context.Context, cfg Config) (*wazeroBackend, error) {
@@ -49,7 +51,12 @@ func newWazero(ctx context.Context, cfg Config) (*wazeroBackend, error) {
 		rt.Close(ctx)
 		return nil, fmt.Errorf("instantiating the %s host module: %w", abi.HostModule, err)
 	}
-	return &wazeroBackend{rt: rt, cache: cache}, nil
+	defined, err := wazeroProvided(rt)
+	if err != nil {
+		rt.Close(ctx)
+		return nil, err
+	}
+	return &wazeroBackend{rt: rt, cache: cache, defined: defined}, nil
 }
 
 func (w *wazeroBackend) close(ctx context.Context) error {
@@ -244,6 +251,10 @@ type meter struct {
 
 func (m *meter) peak() uint64 { return m.max }
 
+// held is the buffer's capacity: it grows ahead of the guest, up to the
+// limit, so that growing a page at a time does not copy every time.
+func (m *meter) held() uint64 { return uint64(cap(m.buf)) }
+
 func (m *meter) refused() (uint64, bool) { return m.denied, true }
 
 // Allocate implements experimental.MemoryAllocator. Multi-memory is refused
@@ -364,29 +375,46 @@ func checkIO(stock api.GoModuleFunction, countAt int) api.GoModuleFunc {
 	}
 }
 
-// instantiateHostModule defines the wasmcp host module in the runtime.
+// instantiateHostModule defines the wasmcp host module in the runtime, from
+// abi.HostFunctions.
 func instantiateHostModule(ctx context.Context, rt wazero.Runtime) error {
-	i32, f64 := api.ValueTypeI32, api.ValueTypeF64
-	_, err := rt.NewHostModuleBuilder(abi.HostModule).
-		NewFunctionBuilder().
-		WithGoModuleFunction(api.GoModuleFunc(hostLog), []api.ValueType{i32, i32, i32}, []api.ValueType{i32}).
-		WithParameterNames("level", "msg_ptr", "msg_len").
-		Export("log").
-		NewFunctionBuilder().
-		WithGoModuleFunction(api.GoModuleFunc(hostProgress), []api.ValueType{f64, f64, i32, i32}, []api.ValueType{i32}).
-		WithParameterNames("progress", "total", "msg_ptr", "msg_len").
-		Export("progress").
-		NewFunctionBuilder().
-		WithGoModuleFunction(api.GoModuleFunc(hostHTTPRequest), []api.ValueType{i32, i32, i32}, []api.ValueType{i32}).
-		WithParameterNames("req_ptr", "req_len", "resp_len_ptr").
-		Export("http_request").
-		NewFunctionBuilder().
-		WithGoModuleFunction(api.GoModuleFunc(hostHTTPResponse), []api.ValueType{i32, i32}, []api.ValueType{i32}).
-		WithParameterNames("buf_ptr", "buf_len").
-		Export("http_response").
-		Instantiate(ctx)
+	b := rt.NewHostModuleBuilder(abi.HostModule)
+	err := defineHost(map[string]api.GoModuleFunc{
+		"log":           hostLog,
+		"progress":      hostProgress,
+		"http_request":  hostHTTPRequest,
+		"http_response": hostHTTPResponse,
+	}, func(f abi.HostFunction, impl api.GoModuleFunc) error {
+		names := make([]string, len(f.Params))
+		for i, p := range f.Params {
+			names[i] = p.Name
+		}
+		b.NewFunctionBuilder().
+			WithGoModuleFunction(impl, hostParams(f), []api.ValueType{api.ValueTypeI32}).
+			WithParameterNames(names...).
+			Export(f.Name)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	_, err = b.Instantiate(ctx)
 	return err
 }
+
+// wazeroProvided reads the types of the functions a module may import
+// from the runtime's own definitions of WASI and of the wasmcp host module.
+func wazeroProvided(rt wazero.Runtime) (provided, error) {
+	return readProvided(func(module, name string) (wasmbin.FuncType, bool) {
+		def, ok := rt.Module(module).ExportedFunctionDefinitions()[name]
+		if !ok {
+			return wasmbin.FuncType{}, false
+		}
+		return wasmbin.FuncType{Params: valTypes(def.ParamTypes()), Results: valTypes(def.ResultTypes())}, true
+	})
+}
+
+func (w *wazeroBackend) provides() provided { return w.defined }
 
 // The wazero host functions take the run's state from the context
 // start gave the instance, and its memory from the calling module.

@@ -46,7 +46,8 @@ func (p *parser) body(r *reader, typ uint32) error {
 			return err
 		}
 		locals += uint64(n) // at most 2^32 declarations of 2^32 each: no overflow
-		return r.valType()
+		_, err = r.valType()
+		return err
 	}); err != nil {
 		return err
 	}
@@ -115,7 +116,7 @@ func (p *parser) blockType(r *reader) error {
 		r.off++
 		return nil
 	case c&0xc0 == 0x40: // one byte, negative: a value type
-		if err := r.valType(); err != nil {
+		if _, err := r.valType(); err != nil {
 			return err
 		}
 		p.m.Shape.MaxResults = max(p.m.Shape.MaxResults, 1)
@@ -208,7 +209,10 @@ func (p *parser) instruction(r *reader, op byte) error {
 		_, err := r.u32()
 		return err
 	case immSelect:
-		return vector(r, "select type", func(int) error { return r.valType() })
+		return vector(r, "select type", func(int) error {
+			_, err := r.valType()
+			return err
+		})
 	case immMemarg:
 		return r.memarg()
 	case immMemory:

@@ -20,6 +20,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -77,6 +79,63 @@ const (
 type Import struct {
 	Module, Name string
 	Kind         byte
+	// Type is a function import's type; nil for the other kinds, and for
+	// a function whose type index names no type (which an engine
+	// refuses).
+	Type *FuncType
+}
+
+// ValType is a value type, by its binary encoding.
+type ValType byte
+
+// The value types of WebAssembly 2.0.
+const (
+	I32       ValType = 0x7f
+	I64       ValType = 0x7e
+	F32       ValType = 0x7d
+	F64       ValType = 0x7c
+	V128      ValType = 0x7b
+	FuncRef   ValType = 0x70
+	ExternRef ValType = 0x6f
+)
+
+var valTypeNames = map[ValType]string{
+	I32: "i32", I64: "i64", F32: "f32", F64: "f64", V128: "v128", FuncRef: "funcref", ExternRef: "externref",
+}
+
+// String is the type's name in the text format.
+func (t ValType) String() string {
+	if name, ok := valTypeNames[t]; ok {
+		return name
+	}
+	return fmt.Sprintf("0x%02x", byte(t))
+}
+
+// FuncType is a function type: what a function takes and returns.
+type FuncType struct {
+	Params, Results []ValType
+}
+
+// Equal reports whether t and u are the same type.
+func (t FuncType) Equal(u FuncType) bool {
+	return slices.Equal(t.Params, u.Params) && slices.Equal(t.Results, u.Results)
+}
+
+// String writes the type as "(i32, i32) -> i32": the results in
+// parentheses unless there is exactly one.
+func (t FuncType) String() string {
+	list := func(ts []ValType) string {
+		names := make([]string, len(ts))
+		for i, v := range ts {
+			names[i] = v.String()
+		}
+		return "(" + strings.Join(names, ", ") + ")"
+	}
+	results := list(t.Results)
+	if len(t.Results) == 1 {
+		results = t.Results[0].String()
+	}
+	return list(t.Params) + " -> " + results
 }
 
 // Export is one entry of the export section.
@@ -279,6 +338,9 @@ func Parse(b []byte) (*Module, error) {
 // parser holds what one section needs of those before it.
 type parser struct {
 	m *Module
+	// typeSection is the type section's body, which imports walks again
+	// for the types of the function imports.
+	typeSection []byte
 	// blocks and branchCost are the open blocks of the function being
 	// read and its branch cost so far (see Shape.MaxBlockBranches).
 	blocks       []uint64
@@ -298,6 +360,7 @@ func (p *parser) section(id byte, r *reader) error {
 			r.off = len(r.b)
 		}
 	case sectionType:
+		p.typeSection = r.b
 		err = p.types(r)
 	case sectionImport:
 		err = p.imports(r)
@@ -406,30 +469,49 @@ func (p *parser) addMemory(mem Memory) {
 
 func (p *parser) types(r *reader) error {
 	return vector(r, "type", func(int) error {
-		form, err := r.byte()
+		params, results, err := r.funcType(nil)
 		if err != nil {
 			return err
 		}
-		if form != 0x60 {
-			return fmt.Errorf("form 0x%02x is not a function type (0x60); GC types are not supported", form)
-		}
-		var counts [2]int
-		for k := range counts {
-			if err := vector(r, "value type", func(int) error {
-				counts[k]++
-				return r.valType()
-			}); err != nil {
-				return err
-			}
-		}
-		p.m.params = append(p.m.params, counts[0])
-		p.m.results = append(p.m.results, counts[1])
+		p.m.params = append(p.m.params, params)
+		p.m.results = append(p.m.results, results)
 		sh := &p.m.Shape
 		sh.Types++
-		sh.MaxParams = max(sh.MaxParams, counts[0])
-		sh.MaxResults = max(sh.MaxResults, counts[1])
+		sh.MaxParams = max(sh.MaxParams, params)
+		sh.MaxResults = max(sh.MaxResults, results)
 		return nil
 	})
+}
+
+// funcType reads one function type and counts its parameters and results.
+// Their value types are kept in keep, unless it is nil: only the types of
+// imports are kept, so that many types cost no memory for their values.
+func (r *reader) funcType(keep *FuncType) (params, results int, err error) {
+	form, err := r.byte()
+	if err != nil {
+		return 0, 0, err
+	}
+	if form != 0x60 {
+		return 0, 0, fmt.Errorf("form 0x%02x is not a function type (0x60); GC types are not supported", form)
+	}
+	var counts [2]int
+	for k := range counts {
+		if err := vector(r, "value type", func(int) error {
+			t, err := r.valType()
+			counts[k]++
+			switch {
+			case keep == nil || err != nil:
+			case k == 0:
+				keep.Params = append(keep.Params, t)
+			default:
+				keep.Results = append(keep.Results, t)
+			}
+			return err
+		}); err != nil {
+			return 0, 0, err
+		}
+	}
+	return counts[0], counts[1], nil
 }
 
 func (p *parser) imports(r *reader) error {
@@ -437,6 +519,7 @@ func (p *parser) imports(r *reader) error {
 	if err != nil {
 		return err
 	}
+	typed := map[uint32][]int{} // type index: the function imports of that type
 	for i := 0; i < int(n); i++ {
 		var imp Import
 		if imp.Module, err = p.name(r); err != nil {
@@ -453,6 +536,7 @@ func (p *parser) imports(r *reader) error {
 			var t uint32
 			if t, err = r.u32(); err == nil {
 				p.m.funcTypes = append(p.m.funcTypes, t)
+				typed[t] = append(typed[t], len(p.m.Imports))
 			}
 		case KindTable:
 			var t Table
@@ -479,7 +563,32 @@ func (p *parser) imports(r *reader) error {
 		p.m.Imports = append(p.m.Imports, imp)
 		p.m.Shape.Imports++
 	}
+	p.importTypes(typed)
 	return nil
+}
+
+// importTypes gives function imports their types, from a second walk of
+// the type section (which types has already checked), keeping the value
+// types of only those it needs. An index past the last type is left for
+// the engine to refuse.
+func (p *parser) importTypes(typed map[uint32][]int) {
+	if len(typed) == 0 {
+		return
+	}
+	r := &reader{b: p.typeSection}
+	n, _ := r.u32() // zero when there is no type section
+	for i := range n {
+		imports, ok := typed[i]
+		if !ok {
+			r.funcType(nil)
+			continue
+		}
+		t := &FuncType{}
+		r.funcType(t)
+		for _, k := range imports {
+			p.m.Imports[k].Type = t
+		}
+	}
 }
 
 func (p *parser) functions(r *reader) error {
@@ -807,20 +916,19 @@ func (r *reader) tableType() (Table, error) {
 }
 
 // valType reads a value type of WebAssembly 2.0.
-func (r *reader) valType() error {
-	t, err := r.byte()
+func (r *reader) valType() (ValType, error) {
+	b, err := r.byte()
 	if err != nil {
-		return err
+		return 0, err
 	}
-	switch t {
-	case 0x7f, 0x7e, 0x7d, 0x7c, 0x7b, 0x70, 0x6f:
-		return nil
+	if _, ok := valTypeNames[ValType(b)]; !ok {
+		return 0, fmt.Errorf("unknown value type 0x%02x", b)
 	}
-	return fmt.Errorf("unknown value type 0x%02x", t)
+	return ValType(b), nil
 }
 
 func (r *reader) globalType() error {
-	if err := r.valType(); err != nil {
+	if _, err := r.valType(); err != nil {
 		return err
 	}
 	mut, err := r.byte()

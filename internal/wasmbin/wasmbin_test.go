@@ -42,9 +42,16 @@ func codeSection() []byte { return section(10, vec([]byte{0x02, 0x00, 0x0b})) }
 // funcSection declares one function of type 0.
 func funcSection() []byte { return section(3, vec(leb(0))) }
 
-// equalModules compares two modules, treating nil and empty payloads alike.
+// equalModules compares two modules, treating nil and empty payloads alike,
+// and imports' types by value.
 func equalModules(got, want *Module) bool {
-	if !slices.Equal(got.Imports, want.Imports) || !slices.Equal(got.Exports, want.Exports) ||
+	sameImport := func(a, b Import) bool {
+		if a.Module != b.Module || a.Name != b.Name || a.Kind != b.Kind || (a.Type == nil) != (b.Type == nil) {
+			return false
+		}
+		return a.Type == nil || a.Type.Equal(*b.Type)
+	}
+	if !slices.EqualFunc(got.Imports, want.Imports, sameImport) || !slices.Equal(got.Exports, want.Exports) ||
 		!slices.Equal(got.Memories, want.Memories) || len(got.Custom) != len(want.Custom) {
 		return false
 	}
@@ -105,7 +112,7 @@ func TestParseValid(t *testing.T) {
 			))),
 			want: Module{
 				Imports: []Import{
-					{Module: "wasi_snapshot_preview1", Name: "fd_write", Kind: KindFunc},
+					{Module: "wasi_snapshot_preview1", Name: "fd_write", Kind: KindFunc, Type: &FuncType{}},
 					{Module: "env", Name: "table", Kind: KindTable},
 					{Module: "env", Name: "table2", Kind: KindTable},
 					{Module: "env", Name: "mem", Kind: KindMemory},
@@ -134,6 +141,25 @@ func TestParseValid(t *testing.T) {
 				Imports:  []Import{{Module: "env", Name: "memory", Kind: KindMemory}},
 				Memories: []Memory{{MinPages: 1 << 33, MaxPages: 1 << 34, HasMax: true, Imported: true, Shared: true, Is64: true}},
 			},
+		},
+		{
+			name: "function imports get their types, and an index past the types none",
+			input: module(section(sectionType, vec(
+				[]byte{0x60, 0x00, 0x00},
+				cat([]byte{0x60}, vec([]byte{0x7f}, []byte{0x7e}, []byte{0x7d}, []byte{0x7c}, []byte{0x7b}, []byte{0x70}, []byte{0x6f}), vec([]byte{0x7f}, []byte{0x7e})),
+				cat([]byte{0x60}, vec([]byte{0x7c}), vec([]byte{0x7f})),
+			)), section(sectionImport, vec(
+				imp("m", "a", KindFunc, leb(2)),
+				imp("m", "b", KindFunc, leb(1)),
+				imp("m", "c", KindFunc, leb(2)),
+				imp("m", "d", KindFunc, leb(3)),
+			))),
+			want: Module{Imports: []Import{
+				{Module: "m", Name: "a", Kind: KindFunc, Type: &FuncType{Params: []ValType{F64}, Results: []ValType{I32}}},
+				{Module: "m", Name: "b", Kind: KindFunc, Type: &FuncType{Params: []ValType{I32, I64, F32, F64, V128, FuncRef, ExternRef}, Results: []ValType{I32, I64}}},
+				{Module: "m", Name: "c", Kind: KindFunc, Type: &FuncType{Params: []ValType{F64}, Results: []ValType{I32}}},
+				{Module: "m", Name: "d", Kind: KindFunc},
+			}},
 		},
 		{
 			name:  "empty import section",
@@ -717,5 +743,21 @@ func TestUleb64RefusesBitsPast64(t *testing.T) {
 	r = &reader{b: []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}}
 	if v, err := r.uleb(10); err != nil || v != ^uint64(0) {
 		t.Fatalf("2^64-1 = %d, %v", v, err)
+	}
+}
+
+func TestFuncTypeString(t *testing.T) {
+	for _, tc := range []struct {
+		t    FuncType
+		want string
+	}{
+		{FuncType{}, "() -> ()"},
+		{FuncType{Params: []ValType{I32, I32, I32}, Results: []ValType{I32}}, "(i32, i32, i32) -> i32"},
+		{FuncType{Params: []ValType{I64}, Results: []ValType{F32, V128}}, "(i64) -> (f32, v128)"},
+		{FuncType{Params: []ValType{FuncRef, ExternRef, 0x40}}, "(funcref, externref, 0x40) -> ()"},
+	} {
+		if got := tc.t.String(); got != tc.want {
+			t.Errorf("%#v.String() = %q; want %q", tc.t, got, tc.want)
+		}
 	}
 }

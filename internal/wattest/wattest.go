@@ -1,6 +1,8 @@
 // Package wattest assembles the WebAssembly text modules that tests run:
 // hostile guests (loops, memory bombs, output floods) and tiny probes of the
 // ABI. They are kept as text so that a reader sees exactly what each does.
+// It also stands in for the compile worker (StallingWorker), and makes
+// compilation caches that a test can remove (CacheDir).
 //
 // Assembling needs wat2wasm from Debian's wabt package, which scripts/setup
 // installs. A missing assembler fails the test with that instruction; it

@@ -1,0 +1,146 @@
+"""Helpers for the attack scripts: start wasmcp, talk raw HTTP and stdio,
+measure the server's peak RSS."""
+import json, os, socket, subprocess, time, signal, re
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+BIN = {"wazero": os.path.join(ROOT, "..", "build", "wasmcp"),
+       "wasmtime": os.path.join(ROOT, "..", "build", "wasmcp-wt")}
+
+def engine():
+    return os.environ.get("ENGINE", "wazero")
+
+def start(args, http=True, port=None, log=None):
+    """Starts `wasmcp serve` with args; returns (proc, port)."""
+    cmd = [BIN[engine()], "serve", "--engine", engine()] + args
+    if http:
+        port = port or free_port()
+        cmd += ["--http", f"127.0.0.1:{port}"]
+    logf = open(log or os.path.join("/tmp", f"wasmcp-attack-{os.getpid()}.log"), "w")
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE if not http else subprocess.DEVNULL,
+                         stderr=logf)
+    p.logpath = logf.name
+    if http:
+        for _ in range(200):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+    return p, port
+
+def wait_log(p, pattern, timeout=60):
+    end = time.time() + timeout
+    while time.time() < end:
+        with open(p.logpath) as f:
+            if re.search(pattern, f.read()):
+                return True
+        time.sleep(0.05)
+    return False
+
+def free_port():
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close(); return port
+
+def rss(pid):
+    """(VmRSS, VmHWM) in MiB of pid."""
+    out = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            if k in ("VmRSS", "VmHWM"):
+                out[k] = int(v.split()[0]) / 1024
+    return out.get("VmRSS"), out.get("VmHWM")
+
+def tree_rss(pid):
+    """Summed RSS in MiB of pid and its children (compile workers)."""
+    total = 0
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                st = f.read().rsplit(")", 1)[1].split()
+            if int(d) == pid or int(st[1]) == pid:
+                # A process that is exiting (a worker done) has no VmRSS.
+                total += rss(int(d))[0] or 0
+        except (OSError, IndexError):
+            pass
+    return total
+
+MODERN = "2026-07-28"
+
+def call_body(name, args=None, id=1, meta=None):
+    m = {"io.modelcontextprotocol/protocolVersion": MODERN,
+         "io.modelcontextprotocol/clientCapabilities": {}}
+    m.update(meta or {})
+    return json.dumps({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                       "params": {"name": name, "arguments": args or {}, "_meta": m}})
+
+def raw_request(port, body, headers=None, rcvbuf=None, method="POST", path="/mcp"):
+    """Opens a socket, sends one HTTP request, returns the socket unread."""
+    s = socket.socket()
+    if rcvbuf:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    s.connect(("127.0.0.1", port))
+    h = {"Host": f"127.0.0.1:{port}", "Content-Type": "application/json",
+         "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": MODERN}
+    h.update(headers or {})
+    data = body.encode() if isinstance(body, str) else body
+    req = f"{method} {path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in h.items())
+    req += f"Content-Length: {len(data)}\r\n\r\n"
+    s.sendall(req.encode() + data)
+    return s
+
+def read_all(s, timeout=30):
+    s.settimeout(timeout)
+    buf = b""
+    try:
+        while True:
+            c = s.recv(65536)
+            if not c:
+                break
+            buf += c
+            if b"\r\n0\r\n\r\n" in buf or (b"Content-Length" in buf and body_complete(buf)):
+                break
+    except socket.timeout:
+        pass
+    return buf
+
+def body_complete(buf):
+    head, sep, body = buf.partition(b"\r\n\r\n")
+    if not sep:
+        return False
+    m = re.search(rb"Content-Length: (\d+)", head)
+    return m and len(body) >= int(m.group(1))
+
+def call(port, name, args=None, timeout=30, meta=None, headers=None):
+    h = {"Mcp-Method": "tools/call", "Mcp-Name": name}
+    h.update(headers or {})
+    s = raw_request(port, call_body(name, args, meta=meta), h)
+    t = time.time()
+    out = read_all(s, timeout)
+    s.close()
+    return out, time.time() - t
+
+def make_tools(dirname, names, manifest_extra=None):
+    """Assembles wat/NAME.wat into DIR/NAME.wasm with a sidecar manifest
+    naming one tool NAME; returns DIR's path."""
+    d = os.path.join(ROOT, "tools", dirname)
+    os.makedirs(d, exist_ok=True)
+    for n in names:
+        subprocess.check_call(["wat2wasm", os.path.join(ROOT, "wat", n + ".wat"), "-o", os.path.join(d, n + ".wasm")])
+        m = {"abi": 1, "tools": [{"name": n, "description": n, "inputSchema": {"type": "object"}}]}
+        m.update((manifest_extra or {}).get(n, {}))
+        with open(os.path.join(d, n + ".manifest.json"), "w") as f:
+            json.dump(m, f)
+    return d
+
+def text_of(out):
+    """The last JSON-RPC message's text content in an HTTP answer."""
+    msgs = re.findall(rb'data: (\{.*\})', out) or re.findall(rb'(\{"jsonrpc".*\})', out)
+    if not msgs:
+        return out[-300:]
+    m = json.loads(msgs[-1])
+    try:
+        return m["result"]["content"][0]["text"]
+    except (KeyError, IndexError, TypeError):
+        return m
