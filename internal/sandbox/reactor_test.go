@@ -197,6 +197,26 @@ func TestCallsWithMountsRunTheWholeStartUp(t *testing.T) {
 	}
 }
 
+// A prepared instance made from a snapshot counts the memory it has, not
+// the room for its limit that wazero maps for it, so that the prewarm
+// pool's budget (Prepared.Memory) is not spent on address space; the call
+// it then runs is the snapshot's.
+func TestPreparedSnapshotSaysWhatItHolds(t *testing.T) {
+	e := newEngine(t)
+	c := snapshotted(t, e, "bundle")
+	p := c.Prepare(context.Background(), reactorRun(""))
+	if p == nil {
+		t.Fatal("a snapshotted reactor, which reads stdin in its call, was not prepared")
+	}
+	if got, want := p.Memory(), int64(pageSize+c.reserve); got != want {
+		t.Errorf("the prepared instance holds %d bytes, it says; want %d (its one page)", got, want)
+	}
+	out := p.Start(context.Background(), []byte("in"), nil, nil)
+	if want := "bundle|10|22|11|in|"; !strings.HasPrefix(string(out.Stdout), want) {
+		t.Errorf("prepared call: %+v %q, want it to begin %q", out.Failure, out.Stdout, want)
+	}
+}
+
 func TestSnapshottedCallsKeepEveryLimit(t *testing.T) {
 	e := newEngine(t)
 	c := snapshotted(t, e, "")

@@ -252,8 +252,16 @@ type meter struct {
 func (m *meter) peak() uint64 { return m.max }
 
 // held is the buffer's capacity: it grows ahead of the guest, up to the
-// limit, so that growing a page at a time does not copy every time.
-func (m *meter) held() uint64 { return uint64(cap(m.buf)) }
+// limit, so that growing a page at a time does not copy every time. A
+// snapshot's mapping has the whole limit as its capacity, but only
+// address space: what it holds is its pages up to the memory's size
+// (copied as they are written, or shared with the snapshot).
+func (m *meter) held() uint64 {
+	if m.mapped {
+		return uint64(len(m.buf))
+	}
+	return uint64(cap(m.buf))
+}
 
 func (m *meter) refused() (uint64, bool) { return m.denied, true }
 
