@@ -142,7 +142,7 @@ func (m *Module) compiled(ctx context.Context) (*sandbox.Compiled, error) {
 			// The compilation is the module's, shared by every call that
 			// waits for it: no one caller's context may end it. The engine
 			// bounds it.
-			m.program, m.err = m.inputs.engine.CompileWith(context.Background(), m.wasm, sandbox.CompileOptions{Start: m.Manifest.StartKind(), Name: m.Path, Needed: m.needed})
+			m.program, m.err = m.inputs.engine.CompileWith(context.Background(), m.wasm, sandbox.CompileOptions{Start: m.Manifest.StartKind(), Schedule: sandbox.Schedule{Name: m.Path, Needed: m.needed}})
 			d := time.Since(start)
 			m.observer.Compiled(m.Path, d, m.err)
 			var refused *sandbox.RefusedError
@@ -167,18 +167,24 @@ func (m *Module) compiled(ctx context.Context) (*sandbox.Compiled, error) {
 
 // snapshot runs a reactor's start-up once (sandbox.Compiled.Snapshot), so
 // that its calls start from what it left. A call that comes meanwhile
-// waits for it, as for the compilation. A start-up that fails refuses the
-// module: every call reports why.
+// waits for it, as for the compilation, and it is scheduled as the
+// compilation is: ahead of need until a caller waits for the module. A
+// start-up that fails refuses the module: every call reports why.
 func (m *Module) snapshot() {
 	if m.Manifest.StartKind() != abi.StartReactor {
 		return
 	}
-	stats, err := m.program.Snapshot(context.Background(), m.Stem, m.Limits)
+	stats, err := m.program.Snapshot(context.Background(), m.Stem, m.Limits, sandbox.Schedule{Name: m.Path, Needed: m.needed})
+	var failed *sandbox.Failure
 	switch {
 	case errors.Is(err, sandbox.ErrNoSnapshot):
 		m.log.Info("reactor runs its start-up in every call", "file", m.Path, "reason", err)
-	case err != nil:
+	case errors.As(err, &failed):
 		m.log.Error("module refused: its start-up failed, so every call of it fails", "file", m.Path, "reason", err)
+	case err != nil:
+		// The engine closed, or the snapshot could not be kept: calls
+		// run the start-up themselves, or from the snapshot there was.
+		m.log.Warn("reactor not snapshotted", "file", m.Path, "reason", err)
 	default:
 		m.log.Info("module snapshotted", "file", m.Path, "memory", stats.Memory, "globals", stats.Globals, "duration", stats.Duration)
 	}

@@ -149,6 +149,13 @@ func TestSnapshotsAreRemadeWhenLimitsOrGrantsChange(t *testing.T) {
 	if again := seed(t, r, "show"); again != first {
 		t.Fatalf("two calls from one snapshot drew %s and %s", first, again)
 	}
+	// A reload that finds the module as it was keeps it, snapshot and all.
+	if err := r.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if kept := seed(t, r, "show"); kept != first {
+		t.Fatalf("a reload that changed nothing remade the snapshot: %s, then %s", first, kept)
+	}
 
 	writeFile(t, policyFile, []byte("modules:\n  r: {env: {X: \"1\"}}\n"))
 	if err := r.Reload(); err != nil {

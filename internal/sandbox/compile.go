@@ -94,13 +94,36 @@ func (e *compileError) Error() string { return e.msg }
 func (e *compileError) Unwrap() error { return e.kind }
 
 // bounded runs compile with the engine's compile limits: in its turn in
-// q (compileQueue), each attempt within Timeout, and in a worker if the
-// engine has one. ctx bounds only the wait for a slot; once a compilation
-// starts, it ends on its own limits, when it gives its slot to one someone
-// waits for (and waits for a slot again), or when the engine closes, so
-// that the callers that wait for a module share its one compilation.
-func (e *Engine) bounded(ctx context.Context, q *compileQueue, wasm []byte, opts CompileOptions, compile func(context.Context) (program, error)) (program, error) {
-	needed := opts.Needed
+// q (inTurn), each attempt within Timeout, and in a worker if the engine
+// has one.
+func (e *Engine) bounded(ctx context.Context, q *compileQueue, wasm []byte, s Schedule, compile func(context.Context) (program, error)) (program, error) {
+	var p program
+	err := e.inTurn(ctx, q, "compilation", s, func(actx context.Context) error {
+		cctx, cancel := context.WithTimeoutCause(actx, e.limits.Timeout, ErrCompileTime)
+		defer cancel()
+		var err error
+		if e.worker != nil {
+			err = e.inWorker(cctx, wasm)
+		}
+		if err == nil {
+			p, err = compile(cctx)
+		}
+		if err != nil && cctx.Err() != nil {
+			return e.stopped(cctx)
+		}
+		return err
+	})
+	return p, err
+}
+
+// inTurn runs work, a compilation or a snapshot (what, for the log), in
+// its turn in q (compileQueue). ctx bounds only the wait for a slot; once
+// work starts, it ends on its own limits, when it gives its slot to one
+// someone waits for (its context then ends, and it waits for a slot
+// again), or when the engine closes, so that the callers that wait for a
+// module share its one compilation.
+func (e *Engine) inTurn(ctx context.Context, q *compileQueue, what string, s Schedule, work func(context.Context) error) error {
+	needed := s.Needed
 	wanted := needed == nil || closed(needed)
 	j := q.join(wanted)
 	defer q.end(j)
@@ -110,7 +133,7 @@ func (e *Engine) bounded(ctx context.Context, q *compileQueue, wasm []byte, opts
 		go func() {
 			select {
 			case <-needed:
-				e.log.Debug("a call waits for this compilation now", "file", opts.Name)
+				e.log.Debug("a call waits for this "+what+" now", "file", s.Name)
 				q.want(j)
 			case <-watching:
 			}
@@ -120,37 +143,30 @@ func (e *Engine) bounded(ctx context.Context, q *compileQueue, wasm []byte, opts
 		select {
 		case <-j.turn:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return ctx.Err()
 		case <-e.stopping.Done():
-			return nil, ErrEngineClosed
+			return ErrEngineClosed
 		}
-		e.log.Debug("compilation started", "file", opts.Name, "cached", q == e.loading)
-		p, err := e.attempt(q, j, wasm, compile)
+		e.log.Debug(what+" started", "file", s.Name, "cached", q == e.loading)
+		err := e.attempt(q, j, work)
 		if !errors.Is(err, errYielded) {
-			return p, err
+			return err
 		}
-		e.log.Debug("compilation stopped for one a call waits for; it starts over later", "file", opts.Name)
+		e.log.Debug(what+" stopped for one a call waits for; it starts over later", "file", s.Name)
 		q.requeue(j)
 	}
 }
 
-// attempt runs one compilation in the slot j was given in q.
-func (e *Engine) attempt(q *compileQueue, j *compileJob, wasm []byte, compile func(context.Context) (program, error)) (program, error) {
+// attempt runs work once, in the slot j was given in q.
+func (e *Engine) attempt(q *compileQueue, j *compileJob, work func(context.Context) error) error {
 	actx, stop := context.WithCancelCause(e.stopping)
 	defer stop(nil)
 	q.begin(j, stop)
-	cctx, cancel := context.WithTimeoutCause(actx, e.limits.Timeout, ErrCompileTime)
-	defer cancel()
-	if e.worker != nil {
-		if err := e.inWorker(cctx, wasm); err != nil {
-			return nil, err
-		}
+	err := work(actx)
+	if err != nil && actx.Err() != nil {
+		return e.stopped(actx)
 	}
-	p, err := compile(cctx)
-	if err != nil && cctx.Err() != nil {
-		return nil, e.stopped(cctx)
-	}
-	return p, err
+	return err
 }
 
 // closed reports whether ch is closed.

@@ -316,7 +316,7 @@ func TestACompilationMadeAheadGivesItsSlotToOneSomeoneWaitsFor(t *testing.T) {
 	needed := make(chan struct{})
 	aheadDone := make(chan error, 1)
 	go func() {
-		_, err := e.CompileWith(context.Background(), ahead, CompileOptions{Name: "ahead", Needed: needed})
+		_, err := e.CompileWith(context.Background(), ahead, CompileOptions{Schedule: Schedule{Name: "ahead", Needed: needed}})
 		aheadDone <- err
 	}()
 	if got := next(); got != strconv.Itoa(compiledSize(t, ahead)) {

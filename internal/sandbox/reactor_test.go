@@ -3,7 +3,10 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -151,7 +154,7 @@ func seedOf(t *testing.T, out Outcome) string {
 func snapshotted(t *testing.T, e *Engine, init string) *Compiled {
 	t.Helper()
 	c := compileReactor(t, e, init)
-	if _, err := c.Snapshot(context.Background(), "reactor", small); err != nil {
+	if _, err := c.Snapshot(context.Background(), "reactor", small, Schedule{}); err != nil {
 		t.Fatalf("Snapshot: %v", err)
 	}
 	if !c.Snapshotted() {
@@ -178,7 +181,7 @@ func TestSnapshotCallsStartFromOneStartUpInFreshInstances(t *testing.T) {
 		t.Errorf("seeds %v differ: the calls did not start from one snapshot", seeds)
 	}
 	// Made again, the snapshot is another start-up's.
-	if _, err := c.Snapshot(context.Background(), "reactor", small); err != nil {
+	if _, err := c.Snapshot(context.Background(), "reactor", small, Schedule{}); err != nil {
 		t.Fatal(err)
 	}
 	if again := seedOf(t, c.Run(context.Background(), reactorRun("in"))); again == seeds[0] {
@@ -256,7 +259,7 @@ func TestSnapshotOfAFailingStartUpFailsEveryCall(t *testing.T) {
 	c := compileReactor(t, e, "G9")
 	lim := small
 	lim.Memory = pageSize + pageSize/2
-	_, err := c.Snapshot(context.Background(), "reactor", lim)
+	_, err := c.Snapshot(context.Background(), "reactor", lim, Schedule{})
 	var f *Failure
 	if !errors.As(err, &f) || f.Kind != MemoryLimit || !strings.Contains(f.Detail, "start-up (wasmcp_init) failed") {
 		t.Fatalf("Snapshot = %v; want the start-up's memory failure", err)
@@ -270,7 +273,64 @@ func TestSnapshotOfAFailingStartUpFailsEveryCall(t *testing.T) {
 
 func TestOnlyReactorsAreSnapshotted(t *testing.T) {
 	e := newEngine(t)
-	if _, err := compile(t, e, "echo").Snapshot(context.Background(), "echo", small); !errors.Is(err, ErrNoSnapshot) {
+	if _, err := compile(t, e, "echo").Snapshot(context.Background(), "echo", small, Schedule{}); !errors.Is(err, ErrNoSnapshot) {
 		t.Errorf("Snapshot(command) = %v; want ErrNoSnapshot", err)
+	}
+}
+
+// logSignal is a log's destination that closes seen when a line holding
+// want is written.
+type logSignal struct {
+	want string
+	seen chan struct{}
+	once sync.Once
+}
+
+func (l *logSignal) Write(p []byte) (int, error) {
+	if strings.Contains(string(p), l.want) {
+		l.once.Do(func() { close(l.seen) })
+	}
+	return len(p), nil
+}
+
+// A snapshot made at load takes a compile slot as a compilation does: one
+// made ahead of need gives its slot to a compilation someone waits for,
+// starts over later, and is not taken for a failed start-up when it is
+// stopped so, or by the engine's closing.
+func TestASnapshotMadeAheadGivesItsSlotToACompilationSomeoneWaitsFor(t *testing.T) {
+	started := &logSignal{want: "snapshot started", seen: make(chan struct{})}
+	e, err := NewEngine(context.Background(), Config{
+		Engine:  os.Getenv("WASMCP_ENGINE"),
+		Compile: CompileLimits{Concurrency: 1},
+		Logger:  slog.New(slog.NewTextHandler(started, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	c := compileReactor(t, e, "L") // its start-up loops
+	lim := small
+	lim.Timeout = 30 * time.Second
+	snapped := make(chan error, 1)
+	go func() {
+		_, err := c.Snapshot(context.Background(), "reactor", lim, Schedule{Name: "reactor", Needed: make(chan struct{})})
+		snapped <- err
+	}()
+	select {
+	case <-started.seen:
+	case err := <-snapped:
+		t.Fatalf("the snapshot ended (%v) without starting in a compile slot", err)
+	}
+	// The only slot is the snapshot's: the compilation has it only if
+	// the snapshot gives it up.
+	if _, err := e.Compile(context.Background(), wattest.Build(t, "echo")); err != nil {
+		t.Fatalf("the module someone waits for: %v", err)
+	}
+	e.Close(context.Background())
+	if err := <-snapped; !errors.Is(err, ErrEngineClosed) {
+		t.Fatalf("Snapshot = %v; want it stopped by Close", err)
+	}
+	if _, f := c.planFor(Run{}); f != nil {
+		t.Errorf("a snapshot stopped before its start-up ended refuses the module: %v", f)
 	}
 }

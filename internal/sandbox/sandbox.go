@@ -281,6 +281,7 @@ type Compiled struct {
 	reserve uint64
 	// reactor is set for a reactor module.
 	reactor *reactor
+	engine  *Engine // whose compile slots a snapshot takes
 	log     *slog.Logger
 
 	// snap is the reactor's snapshot, if it has one; snapFailure how its
@@ -296,11 +297,17 @@ type CompileOptions struct {
 	// Start is how the module's manifest says it starts; the zero value
 	// is a command.
 	Start abi.Start
+	Schedule
+}
+
+// Schedule says when a compilation, or a snapshot (Compiled.Snapshot),
+// takes one of the engine's compile slots.
+type Schedule struct {
 	// Name is what the engine's log calls the module (its file).
 	Name string
-	// Needed, when not nil, makes the compilation one made ahead of need
-	// until it is closed: it waits behind every compilation someone waits
-	// for, and gives its slot up to one when no other slot is free,
+	// Needed, when not nil, makes the work one made ahead of need until
+	// it is closed: it waits behind every compilation or snapshot someone
+	// waits for, and gives its slot up to one when no other slot is free,
 	// starting over later. Closing Needed says someone waits for it now.
 	Needed <-chan struct{}
 }
@@ -357,7 +364,7 @@ func (e *Engine) CompileWith(ctx context.Context, wasm []byte, opts CompileOptio
 	if cached {
 		q = e.loading
 	}
-	p, err := e.bounded(ctx, q, wasm, opts, func(cctx context.Context) (program, error) {
+	p, err := e.bounded(ctx, q, wasm, opts.Schedule, func(cctx context.Context) (program, error) {
 		e.mu.RLock()
 		defer e.mu.RUnlock()
 		if e.closed {
@@ -380,7 +387,7 @@ func (e *Engine) CompileWith(ctx context.Context, wasm []byte, opts CompileOptio
 	if !cached {
 		e.mark(given)
 	}
-	c := &Compiled{p: p, reserve: reserve(parsed.Shape, tableMax), reactor: x, log: e.log}
+	c := &Compiled{p: p, reserve: reserve(parsed.Shape, tableMax), reactor: x, engine: e, log: e.log}
 	if len(parsed.Memories) == 1 {
 		c.minPages = parsed.Memories[0].MinPages
 	}

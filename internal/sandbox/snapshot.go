@@ -50,7 +50,13 @@ type SnapshotStats struct {
 // ErrNoSnapshot and runs as before; a start-up that fails gets its
 // Failure, which later runs then report without running the module: the
 // start-up is the same every time.
-func (c *Compiled) Snapshot(ctx context.Context, stem string, lim Limits) (SnapshotStats, error) {
+//
+// The start-up takes a compile slot, as s schedules it: it is work of the
+// load, like a compilation, which a call's compilation or snapshot goes
+// before. ctx bounds the wait for the slot; the start-up itself ends on
+// lim, or when it gives its slot up (to start over later) or the engine
+// closes, which leave the snapshot the module had.
+func (c *Compiled) Snapshot(ctx context.Context, stem string, lim Limits, s Schedule) (SnapshotStats, error) {
 	switch {
 	case c.reactor == nil:
 		return SnapshotStats{}, fmt.Errorf("%w: it is not a reactor", ErrNoSnapshot)
@@ -59,6 +65,17 @@ func (c *Compiled) Snapshot(ctx context.Context, stem string, lim Limits) (Snaps
 	case !c.p.snapshots():
 		return SnapshotStats{}, fmt.Errorf("%w on this engine", ErrNoSnapshot)
 	}
+	var stats SnapshotStats
+	err := c.engine.inTurn(ctx, c.engine.compiling, "snapshot", s, func(actx context.Context) error {
+		var err error
+		stats, err = c.snapshot(actx, stem, lim)
+		return err
+	})
+	return stats, err
+}
+
+// snapshot is one attempt of Snapshot, in its slot, which ctx holds.
+func (c *Compiled) snapshot(ctx context.Context, stem string, lim Limits) (SnapshotStats, error) {
 	start := time.Now()
 	var memory []byte
 	var globals []uint64
@@ -80,7 +97,11 @@ func (c *Compiled) Snapshot(ctx context.Context, stem string, lim Limits) (Snaps
 			f = &Failure{Kind: MemoryLimit, Detail: fmt.Sprintf("the tool's memory after its start-up is %s, over its %s limit: raise the limit or make the start-up smaller", bytesText(need), bytesText(uint64(lim.Memory)))}
 		}
 	}
-	if f != nil {
+	switch {
+	case f != nil && ctx.Err() != nil:
+		// Stopped, not failed: inTurn says why.
+		return SnapshotStats{}, ctx.Err()
+	case f != nil:
 		c.setSnapshot(nil, f)
 		return SnapshotStats{}, f
 	}
