@@ -117,7 +117,7 @@ func (m *Module) Compiled(ctx context.Context) (*sandbox.Compiled, error) {
 			// The compilation is the module's, shared by every call that
 			// waits for it: no one caller's context may end it. The engine
 			// bounds it.
-			m.program, m.err = m.engine.Compile(context.Background(), m.wasm)
+			m.program, m.err = m.engine.Compile(context.Background(), m.wasm, m.Manifest.StartKind())
 			d := time.Since(start)
 			m.observer.Compiled(m.Path, d, m.err)
 			if m.err == nil {

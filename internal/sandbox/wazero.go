@@ -85,18 +85,21 @@ func (p *wazeroProgram) start(in *instance, r Run, stdin io.Reader) *Failure {
 	runCtx := experimental.WithMemoryAllocator(in.ctx, mem)
 	runCtx = context.WithValue(runCtx, runStateKey{}, in.state)
 
+	// Arguments, environment and stdio are the state's (args_get and
+	// environ_get are shadowed), which a reactor's start-up sees apart
+	// from its call.
+	st := in.state
 	cfg := wazero.NewModuleConfig().
 		WithName(""). // anonymous, so instances of one module can run at once
-		WithArgs(r.Args...).
-		WithStdin(stdin).
-		WithStdout(in.stdout).
-		WithStderr(in.stderr).
+		WithStdin(readerFunc(func(b []byte) (int, error) { return st.io.stdin.Read(b) })).
+		WithStdout(writerFunc(func(b []byte) (int, error) { return st.io.stdout.Write(b) })).
+		WithStderr(writerFunc(func(b []byte) (int, error) { return st.io.stderr.Write(b) })).
 		WithSysWalltime().
 		WithSysNanotime().
 		WithRandSource(rand.Reader).
-		WithStartFunctions("_start")
-	for k, v := range r.Env {
-		cfg = cfg.WithEnv(k, v)
+		WithStartFunctions()
+	if in.plan.run == "_start" {
+		cfg = cfg.WithStartFunctions("_start")
 	}
 	var roots []*confinedFS
 	if len(r.Mounts) > 0 {
@@ -117,7 +120,7 @@ func (p *wazeroProgram) start(in *instance, r Run, stdin io.Reader) *Failure {
 
 	go in.guard(func() (ending, func()) {
 		mod, err := p.rt.InstantiateModule(runCtx, p.cm, cfg)
-		return wazeroEnding(err), func() {
+		teardown := func() {
 			if mod != nil {
 				_ = mod.Close(context.Background())
 			}
@@ -125,9 +128,37 @@ func (p *wazeroProgram) start(in *instance, r Run, stdin io.Reader) *Failure {
 				r.root.Close()
 			}
 		}
+		if err != nil || in.plan.run == "_start" {
+			return wazeroEnding(err), teardown
+		}
+		return runPlan(runCtx, in, mod), teardown
 	})
 	return nil
 }
+
+// runPlan runs a reactor's plan in its instance.
+func runPlan(ctx context.Context, in *instance, mod api.Module) ending {
+	for _, name := range in.plan.init {
+		if _, err := mod.ExportedFunction(name).Call(ctx); err != nil {
+			end := wazeroEnding(err)
+			end.startup = name
+			return end
+		}
+	}
+	in.beginCall()
+	_, err := mod.ExportedFunction(in.plan.run).Call(ctx)
+	return wazeroEnding(err)
+}
+
+// readerFunc and writerFunc are functions as an io.Reader and an
+// io.Writer.
+type (
+	readerFunc func([]byte) (int, error)
+	writerFunc func([]byte) (int, error)
+)
+
+func (f readerFunc) Read(b []byte) (int, error)  { return f(b) }
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
 
 // wazeroEnding reads how a run ended from wazero's error. wazero exports
 // no error values for traps or stack overflow, so their text is the
@@ -223,6 +254,21 @@ func instantiateWASI(ctx context.Context, rt wazero.Runtime) error {
 	for _, name := range []string{"fd_read", "fd_write"} {
 		define(name, checkIO(stock[name], 3), i32, i32, i32, i32)
 	}
+	strs := func(list func(*runState) []string, write func(guestMemory, []string, uint32, uint32) int32) api.GoModuleFunc {
+		return func(ctx context.Context, m api.Module, stack []uint64) {
+			var l []string
+			if st := stateOf(ctx); st != nil {
+				l = list(st)
+			}
+			stack[0] = uint64(uint32(write(memoryOf(m), l, api.DecodeU32(stack[0]), api.DecodeU32(stack[1]))))
+		}
+	}
+	args := func(st *runState) []string { return st.io.args }
+	env := func(st *runState) []string { return st.io.env }
+	define("args_sizes_get", strs(args, stringsSizes), i32, i32)
+	define("args_get", strs(args, writeStrings), i32, i32)
+	define("environ_sizes_get", strs(env, stringsSizes), i32, i32)
+	define("environ_get", strs(env, writeStrings), i32, i32)
 	for _, name := range []string{"fd_pread", "fd_pwrite"} {
 		define(name, checkIO(stock[name], 4), i32, i32, i32, i64, i32)
 	}
