@@ -1,6 +1,7 @@
 // find_matches: the JavaScript example. Two tools in one module: regular
 // expressions with JavaScript's own semantics, and dice rolled with
-// Math.random (fresh in every call, even from a snapshot).
+// Math.random (fresh in every call, even from a snapshot), stamped with
+// the call's own time.
 import { tools, json, log } from "wasmcp";
 
 function findMatches({ text, pattern, flags = "", limit = 100 }) {
@@ -29,7 +30,7 @@ function findMatches({ text, pattern, flags = "", limit = 100 }) {
 
 function rollDice({ count = 1, sides = 6 }) {
   const rolls = Array.from({ length: count }, () => 1 + Math.floor(Math.random() * sides));
-  return { rolls, total: rolls.reduce((a, b) => a + b, 0) };
+  return { rolls, total: rolls.reduce((a, b) => a + b, 0), rolledAt: new Date().toISOString() };
 }
 
 tools({
