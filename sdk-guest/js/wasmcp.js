@@ -146,7 +146,9 @@ function fail(message) {
 }
 
 function errorText(e) {
-  if (e instanceof Error) return e.message === "" ? e.name : `${e.message}`;
+  // QuickJS's own words for running out of its stack limit.
+  if (e instanceof Error && e.message === "stack overflow") return "stack overflow: the handler recursed too deeply (unbounded recursion?)";
+  if (e instanceof Error) return e.message === "" ? e.name : e.message;
   return String(e);
 }
 

@@ -38,8 +38,11 @@ IMPORT("progress") int32_t host_progress(double progress, double total, const ch
 IMPORT("http_request") int32_t host_http_request(const char *req, size_t len, uint32_t *answer_len);
 IMPORT("http_response") int32_t host_http_response(char *buf, size_t len);
 
-/* QuickJS counts its stack against this limit and throws a RangeError past
- * it, well before the 1 MiB WebAssembly stack (build-runtime) runs out. */
+/* QuickJS counts its stack (WebAssembly's shadow stack in linear memory)
+ * against this limit and throws a RangeError past it, well before the
+ * 1 MiB of that stack (build-runtime) runs out: about 2,000 nested JS calls.
+ * The engine's own call stack is separate: wasmtime's may run out first,
+ * which the host reports as a call-stack overflow. */
 #define STACK_LIMIT (640 * 1024)
 
 static JSRuntime *rt;
