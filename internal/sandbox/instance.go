@@ -37,15 +37,27 @@ type instance struct {
 }
 
 // launch sets up the instance's limits and output, and has the backend
-// start the guest. The time limit is not armed: Run arms it at once,
-// Prepare when the call comes.
-func (c *Compiled) launch(r Run, stdin io.Reader, pl plan) (*instance, *Failure) {
+// start the guest running pl (nil: planFor's). The time limit is not
+// armed: Run arms it at once, Prepare when the call comes.
+func (c *Compiled) launch(r Run, stdin io.Reader, pl *plan) (*instance, *Failure) {
 	if need := c.minPages*pageSize + c.reserve; need > uint64(r.Limits.Memory) {
 		detail := fmt.Sprintf("the module needs %s of memory to start; the limit is %s", bytesText(need), bytesText(uint64(r.Limits.Memory)))
 		if c.reserve >= pageSize {
 			detail = fmt.Sprintf("the module needs %s of memory to start (%s of it for its tables and globals); the limit is %s", bytesText(need), bytesText(c.reserve), bytesText(uint64(r.Limits.Memory)))
 		}
 		return nil, &Failure{Kind: MemoryLimit, Detail: detail}
+	}
+	if pl == nil {
+		p, f := c.planFor(r)
+		if f != nil {
+			return nil, f
+		}
+		pl = &p
+	}
+	if pl.from != nil {
+		// The backend has made what it needs of the snapshot by the time
+		// start returns.
+		defer pl.from.inUse.RUnlock()
 	}
 	lim := r.Limits
 	// What the instance holds outside linear memory comes out of the
@@ -61,7 +73,7 @@ func (c *Compiled) launch(r Run, stdin io.Reader, pl plan) (*instance, *Failure)
 	in.stdout = &cappedBuffer{limit: lim.Output, onFull: func() { cancel(errStdoutLimit) }}
 	in.stderr = &cappedBuffer{limit: lim.Output, onFull: func() { cancel(errStderrLimit) }}
 	in.call = guestIO{args: r.Args, env: envList(r.Env), stdin: stdin, stdout: in.stdout, stderr: in.stderr}
-	in.plan = pl
+	in.plan = *pl
 	in.state.io = in.call
 	if len(pl.init) > 0 {
 		// The start-up sees no more than argv[0], and the module's init
@@ -139,7 +151,7 @@ func (in *instance) wait(ctx context.Context) Outcome {
 // down. It never panics: a panic inside the engine becomes an internal
 // Failure.
 func (c *Compiled) Run(ctx context.Context, r Run) Outcome {
-	in, f := c.launch(r, bytes.NewReader(r.Stdin), c.planFor(r))
+	in, f := c.launch(r, bytes.NewReader(r.Stdin), nil)
 	if f != nil {
 		return Outcome{Failure: f}
 	}
@@ -185,7 +197,7 @@ func (c *Compiled) Prepare(ctx context.Context, r Run) *Prepared {
 	pr, pw := io.Pipe()
 	sig := &readSignal{r: pr, ch: make(chan struct{})}
 	r.Reporter, r.HTTP = nil, nil
-	in, f := c.launch(r, sig, c.planFor(r))
+	in, f := c.launch(r, sig, nil)
 	if f != nil {
 		return nil
 	}

@@ -99,11 +99,20 @@ func envList(env map[string]string) []string {
 
 // plan is what a started instance runs, in order.
 type plan struct {
+	// from, when set, is the snapshot the instance starts from: its
+	// memory and globals replace the module's before anything runs.
+	from *snapshot
+	// globals are the reactor's mutable globals, for from and capture.
+	globals []wasmbin.Global
 	// init are the exports of a reactor's start-up, run with the init's
 	// guestIO.
 	init []string
-	// run is the export that runs the call, with the call's guestIO.
+	// run is the export that runs the call, with the call's guestIO;
+	// empty when the instance is made to be captured.
 	run string
+	// capture, when set, is given the instance's memory and globals once
+	// init has run; the instance then ends.
+	capture func(memory []byte, globals []uint64)
 }
 
 // stringsSizes is args_sizes_get or environ_sizes_get: how many strings,

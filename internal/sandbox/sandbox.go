@@ -88,6 +88,9 @@ type program interface {
 	// prepares says whether an instance for r can be started before its
 	// stdin is known.
 	prepares(r Run) bool
+	// snapshots says whether the backend runs plans with capture and
+	// from.
+	snapshots() bool
 	close(ctx context.Context) error
 }
 
@@ -244,14 +247,12 @@ type Compiled struct {
 	// reactor is set for a reactor module.
 	reactor *reactor
 	log     *slog.Logger
-}
 
-// planFor is what an instance for r runs.
-func (c *Compiled) planFor(Run) plan {
-	if c.reactor == nil {
-		return plan{run: "_start"}
-	}
-	return plan{init: c.reactor.steps, run: abi.ExportRun}
+	// snap is the reactor's snapshot, if it has one; snapFailure how its
+	// start-up failed, if it did.
+	snapMu      sync.RWMutex
+	snap        *snapshot
+	snapFailure *Failure
 }
 
 // Compile compiles a module within the engine's CompileLimits; it may take
@@ -306,8 +307,11 @@ func (e *Engine) Compile(ctx context.Context, wasm []byte, start abi.Start) (*Co
 	return c, nil
 }
 
-// Close frees the compiled code.
-func (c *Compiled) Close(ctx context.Context) error { return c.p.close(ctx) }
+// Close frees the compiled code and the snapshot.
+func (c *Compiled) Close(ctx context.Context) error {
+	c.setSnapshot(nil, nil)
+	return c.p.close(ctx)
+}
 
 // Run is one invocation of a compiled module.
 type Run struct {

@@ -310,6 +310,8 @@ func (m *wtMemory) refused() (uint64, bool) {
 
 func (p *wasmtimeProgram) prepares(r Run) bool { return len(r.Mounts) == 0 }
 
+func (p *wasmtimeProgram) snapshots() bool { return false }
+
 func (p *wasmtimeProgram) start(in *instance, r Run, _ io.Reader) *Failure {
 	mem := &wtMemory{limit: uint64(r.Limits.Memory)}
 	in.mem = mem

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -79,8 +80,17 @@ func (p *wazeroProgram) close(ctx context.Context) error { return p.cm.Close(ctx
 
 func (p *wazeroProgram) prepares(Run) bool { return true }
 
+func (p *wazeroProgram) snapshots() bool { return true }
+
 func (p *wazeroProgram) start(in *instance, r Run, stdin io.Reader) *Failure {
 	mem := &meter{limit: uint64(r.Limits.Memory)}
+	if s := in.plan.from; s != nil {
+		buf, err := s.memory.mapping(mem.limit)
+		if err != nil {
+			return &Failure{Kind: Internal, Detail: "the module could not be run: its snapshot could not be mapped", Cause: err}
+		}
+		mem.buf, mem.mapped = buf[:0], true
+	}
 	in.mem = mem
 	runCtx := experimental.WithMemoryAllocator(in.ctx, mem)
 	runCtx = context.WithValue(runCtx, runStateKey{}, in.state)
@@ -124,6 +134,7 @@ func (p *wazeroProgram) start(in *instance, r Run, stdin io.Reader) *Failure {
 			if mod != nil {
 				_ = mod.Close(context.Background())
 			}
+			mem.Free()
 			for _, r := range roots {
 				r.root.Close()
 			}
@@ -138,12 +149,41 @@ func (p *wazeroProgram) start(in *instance, r Run, stdin io.Reader) *Failure {
 
 // runPlan runs a reactor's plan in its instance.
 func runPlan(ctx context.Context, in *instance, mod api.Module) ending {
+	if s := in.plan.from; s != nil {
+		// The memory is the snapshot's already (the meter maps it): it
+		// needs only its size.
+		if mem := mod.Memory(); mem != nil && uint64(mem.Size()) < s.size {
+			if _, ok := mem.Grow(uint32((s.size - uint64(mem.Size())) / pageSize)); !ok {
+				return ending{err: errors.New("the snapshot's memory could not be restored")}
+			}
+		}
+		for i, g := range in.plan.globals {
+			mg, ok := mod.ExportedGlobal(g.Export).(api.MutableGlobal)
+			if !ok {
+				return ending{err: fmt.Errorf("the snapshot's global %s could not be restored", g.Export)}
+			}
+			mg.Set(s.globals[i])
+		}
+	}
 	for _, name := range in.plan.init {
 		if _, err := mod.ExportedFunction(name).Call(ctx); err != nil {
 			end := wazeroEnding(err)
 			end.startup = name
 			return end
 		}
+	}
+	if in.plan.capture != nil {
+		var memory []byte
+		if mem := mod.Memory(); mem != nil {
+			b, _ := mem.Read(0, mem.Size())
+			memory = bytes.Clone(b)
+		}
+		globals := make([]uint64, len(in.plan.globals))
+		for i, g := range in.plan.globals {
+			globals[i] = mod.ExportedGlobal(g.Export).Get()
+		}
+		in.plan.capture(memory, globals)
+		return ending{exited: true}
 	}
 	in.beginCall()
 	_, err := mod.ExportedFunction(in.plan.run).Call(ctx)
@@ -191,6 +231,9 @@ type meter struct {
 	max    uint64
 	denied uint64 // the largest size refused, 0 if none
 	buf    []byte
+	// mapped says buf is a mapping of a snapshot's memory (memImage)
+	// whose capacity is the limit: it never moves.
+	mapped bool
 }
 
 func (m *meter) peak() uint64 { return m.max }
@@ -219,8 +262,15 @@ func (m *meter) Reallocate(size uint64) []byte {
 	return m.buf
 }
 
-// Free implements experimental.LinearMemory.
-func (m *meter) Free() { m.buf = nil }
+// Free implements experimental.LinearMemory. It may be called again, by
+// the instance's teardown, for a mapping wazero never took.
+func (m *meter) Free() {
+	if m.mapped {
+		unmap(m.buf)
+		m.mapped = false
+	}
+	m.buf = nil
+}
 
 // instantiateWASI defines WASI preview 1 in the runtime: wazero's own
 // functions, but for those whose arguments both engines check alike.

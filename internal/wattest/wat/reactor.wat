@@ -1,13 +1,15 @@
 ;; A reactor that shows what each of its steps saw. wasmcp_init keeps its
 ;; stdin (the module's wasmcp.init section) and the number of arguments
 ;; and environment variables it saw; wasmcp_run prints
-;;   <init stdin>|<init argc><init envc>|<argc><envc>|<calls><writes>|<stdin>
+;;   <init stdin>|<init argc><init envc>|<argc><envc>|<calls><writes>|<stdin>|<seed>
 ;; where calls is a global and writes a byte of memory that each run
-;; increments: a run that sees another's state prints more than 1.
+;; increments (a run that sees another's state prints more than 1), and
+;; seed is 4 random bytes the start-up drew, in hex: the same in every call
+;; made from one snapshot.
 ;;
 ;; The init section's first byte makes the start-up misbehave: G<n> grows
 ;; memory by n pages (trapping if it cannot), T traps, L loops, X exits. The call's stdin does the
-;; same for the run: g grows memory by 100 pages, t traps, l loops, f
+;; same for the run: g grows memory by 1000 pages, t traps, l loops, f
 ;; floods stdout, x exits with status 3.
 (module
   (import "wasi_snapshot_preview1" "fd_read"
@@ -20,6 +22,8 @@
     (func $environ_sizes_get (param i32 i32) (result i32)))
   (import "wasi_snapshot_preview1" "proc_exit"
     (func $proc_exit (param i32)))
+  (import "wasi_snapshot_preview1" "random_get"
+    (func $random_get (param i32 i32) (result i32)))
   (memory (export "memory") 1)
   (global $initLen (mut i32) (i32.const 0))
   (global $argcInit (mut i32) (i32.const 0))
@@ -63,6 +67,7 @@
     (global.set $initLen (call $read (i32.const 4096) (i32.const 4096)))
     (global.set $argcInit (call $argc))
     (global.set $envcInit (call $envc))
+    (drop (call $random_get (i32.const 120) (i32.const 4)))
     (if (i32.eq (i32.load8_u (i32.const 4096)) (i32.const 0x47)) ;; G
       (then (if (i32.eq (memory.grow (i32.sub (i32.load8_u (i32.const 4097)) (i32.const 0x30))) (i32.const -1))
         (then unreachable))))
@@ -76,7 +81,7 @@
     (i32.store8 (i32.const 100) (i32.add (i32.load8_u (i32.const 100)) (i32.const 1)))
     (local.set $n (call $read (i32.const 8192) (i32.const 4096)))
     (if (i32.eq (i32.load8_u (i32.const 8192)) (i32.const 0x67)) ;; g
-      (then (if (i32.eq (memory.grow (i32.const 100)) (i32.const -1)) (then unreachable))))
+      (then (if (i32.eq (memory.grow (i32.const 1000)) (i32.const -1)) (then unreachable))))
     (if (i32.eq (i32.load8_u (i32.const 8192)) (i32.const 0x74)) (then unreachable)) ;; t
     (if (i32.eq (i32.load8_u (i32.const 8192)) (i32.const 0x6c)) (then (loop $spin (br $spin)))) ;; l
     (if (i32.eq (i32.load8_u (i32.const 8192)) (i32.const 0x78)) (then (call $proc_exit (i32.const 3)))) ;; x
@@ -94,4 +99,18 @@
     (i32.store8 (i32.const 264) (i32.add (i32.load8_u (i32.const 100)) (i32.const 0x30)))
     (i32.store8 (i32.const 265) (i32.const 0x7c))
     (call $write (i32.const 256) (i32.const 10))
-    (call $write (i32.const 8192) (local.get $n))))
+    (call $write (i32.const 8192) (local.get $n))
+    (i32.store8 (i32.const 270) (i32.const 0x7c))
+    (loop $hex
+      (i32.store8 (i32.add (i32.const 271) (i32.mul (local.get $at) (i32.const 2)))
+        (call $digit (i32.shr_u (i32.load8_u (i32.add (i32.const 120) (local.get $at))) (i32.const 4))))
+      (i32.store8 (i32.add (i32.const 272) (i32.mul (local.get $at) (i32.const 2)))
+        (call $digit (i32.and (i32.load8_u (i32.add (i32.const 120) (local.get $at))) (i32.const 15))))
+      (local.set $at (i32.add (local.get $at) (i32.const 1)))
+      (br_if $hex (i32.lt_u (local.get $at) (i32.const 4))))
+    (call $write (i32.const 270) (i32.const 9)))
+
+  (func $digit (param $v i32) (result i32)
+    (if (result i32) (i32.lt_u (local.get $v) (i32.const 10))
+      (then (i32.add (local.get $v) (i32.const 0x30)))
+      (else (i32.add (local.get $v) (i32.const 0x57))))))
