@@ -12,7 +12,7 @@ tools({
   }),
   js_hog: text(() => {
     const keep = [];
-    for (;;) keep.push("x".repeat(1 << 16) + keep.length);
+    for (;;) keep.push(new Uint8Array(1 << 20).fill(1));
   }),
   js_deep: text(() => String(down(0))),
   js_pending: text(() => new Promise(() => {})),
