@@ -62,7 +62,7 @@ func (c *Compiled) Snapshot(ctx context.Context, stem string, lim Limits) (Snaps
 	var memory []byte
 	var globals []uint64
 	captured := false
-	pl := plan{init: c.reactor.steps, globals: c.reactor.globals, capture: func(m []byte, g []uint64) {
+	pl := plan{data: c.reactor.data, init: c.reactor.steps, globals: c.reactor.globals, capture: func(m []byte, g []uint64) {
 		memory, globals, captured = m, g, true
 	}}
 	in, f := c.launch(Run{Args: []string{stem}, Limits: lim}, bytes.NewReader(nil), &pl)
@@ -123,7 +123,7 @@ func (c *Compiled) planFor(r Run) (plan, *Failure) {
 	if c.reactor == nil {
 		return plan{run: "_start"}, nil
 	}
-	whole := plan{init: c.reactor.steps, run: abi.ExportRun}
+	whole := plan{data: c.reactor.data, init: c.reactor.steps, run: abi.ExportRun}
 	if len(r.Mounts) > 0 {
 		return whole, nil
 	}

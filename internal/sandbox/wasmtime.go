@@ -384,6 +384,15 @@ func (p *wasmtimeProgram) start(in *instance, r Run, _ io.Reader) *Failure {
 			_, err := f.Call(store)
 			return err
 		}
+		if len(in.plan.data) > 0 {
+			var mem guestMemory
+			if m := inst.GetExport(store, "memory"); m != nil && m.Memory() != nil {
+				mem = byteMemory(m.Memory().UnsafeData(store))
+			}
+			if end := writeData(mem, in.plan.data); end.startup != "" {
+				return finish(end)
+			}
+		}
 		for _, name := range in.plan.init {
 			if err := call(name); err != nil || run.exited {
 				end := run.ending(guestEnding(err))
