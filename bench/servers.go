@@ -107,8 +107,8 @@ var servers = []*server{
 var (
 	findMatchesArgs = map[string]any{"text": "2026-01 and 2027-02", "pattern": `(\d{4})-(\d{2})`}
 	findMatchesWant = `{"count":2,"matches":[{"groups":["2026","01"],"index":0,"match":"2026-01"},{"groups":["2027","02"],"index":12,"match":"2027-02"}]}`
-	dateDiffArgs    = map[string]any{"start": "2026-01-01", "end": "2026-03-31"}
-	dateDiffWant    = `{"businessDays":63,"days":89,"weeks":12}`
+	dateDiffArgs    = map[string]any{"start": "2026-03-02", "end": "2026-03-09"}
+	dateDiffWant    = `{"businessDays":5,"days":7,"weeks":1}`
 )
 
 // checkStructured wants structuredContent equal to the JSON want, member
