@@ -121,14 +121,17 @@ static JSValue settle(JSValue v)
 {
     JSContext *c;
     JSValue r;
-    int state;
+    int state, ran;
 
     if (JS_IsException(v))
         return v;
-    while (JS_ExecutePendingJob(rt, &c) > 0)
-        ;
+    /* A job that throws has nowhere to report it (promise reactions turn
+     * errors into rejections themselves); drop it and run the rest. */
+    while ((ran = JS_ExecutePendingJob(rt, &c)) != 0)
+        if (ran < 0)
+            JS_FreeValue(c, JS_GetException(c));
     state = JS_PromiseState(ctx, v);
-    if ((int)state < 0) /* not a promise */
+    if (state < 0) /* not a promise */
         return v;
     switch (state) {
     case JS_PROMISE_FULFILLED:
@@ -405,8 +408,10 @@ __attribute__((export_name("wasmcp_run"))) void wasmcp_run(void)
     JSValue args[2], r;
     int32_t status = 1;
 
-    if (!ctx) /* a host that skipped wasmcp_init; the contract says it must not */
-        wasmcp_init();
+    if (!ctx) {
+        write_str(2, "wasmcp js runtime: wasmcp_run was called before wasmcp_init, which loads the tool's code\n");
+        __wasi_proc_exit(1);
+    }
     JS_UpdateStackTop(rt);
     reseed();
     name = tool_name();
