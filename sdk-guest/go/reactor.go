@@ -3,6 +3,7 @@ package guest
 import (
 	"crypto/rand"
 	"encoding/binary"
+	"io"
 	mathrand "math/rand"
 	"os"
 	"strings"
@@ -54,7 +55,7 @@ func warmAll() {
 
 // runCall is one call of a reactor: the call's context in, then the
 // registered tools run as Main runs them. It returns the exit status.
-func runCall(args, env []string) int {
+func runCall(args, env []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	os.Args = args
 	os.Clearenv()
 	// GODEBUG=randseednop=0 makes the deprecated rand.Seed take effect,
@@ -70,5 +71,5 @@ func runCall(args, env []string) int {
 			os.Setenv(k, v)
 		}
 	}
-	return run(os.Args, os.Stdin, os.Stdout, os.Stderr, registered)
+	return run(os.Args, stdin, stdout, stderr, registered)
 }

@@ -29,7 +29,7 @@ func wasmcpInit() { warmAll() }
 //
 //go:wasmexport wasmcp_run
 func wasmcpRun() {
-	if status := runCall(wasiStrings(argsSizesGet, argsGet), wasiStrings(environSizesGet, environGet)); status != ExitOK {
+	if status := runCall(wasiStrings(argsSizesGet, argsGet), wasiStrings(environSizesGet, environGet), os.Stdin, os.Stdout, os.Stderr); status != ExitOK {
 		os.Exit(status)
 	}
 }
