@@ -1,6 +1,7 @@
 // wasmcp: the JavaScript guest SDK, built into the QuickJS runtime as the
 // module "wasmcp" (types: wasmcp.d.ts). A tool's code registers its tools
-// once, as it starts; the runtime then calls dispatch for each call.
+// once, as it starts; the runtime then calls run, which this module hands
+// it through register, once per call.
 import * as host from "wasmcp:host";
 
 /** Result codes of the host functions (docs/abi.md, "Result codes"). */

@@ -376,9 +376,11 @@ static void reseed(void)
 {
     uint64_t s = 0;
 
-    while (s == 0) /* xorshift64* needs a state other than 0 */
-        if (__wasi_random_get((uint8_t *)&s, sizeof s) != 0)
-            break;
+    if (__wasi_random_get((uint8_t *)&s, sizeof s) != 0) {
+        write_str(2, "wasmcp js runtime: the host's random_get failed, so Math.random cannot be seeded for this call\n");
+        __wasi_proc_exit(1);
+    }
+    /* xorshift64* needs a state other than 0 (odds of 2^-64). */
     ctx->random_state = s ? s : 0x9E3779B97F4A7C15ull;
 }
 
