@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -68,8 +69,9 @@ const goCommand = "go-command:"
 
 // servers are every server the bench knows, in the order it runs them.
 // calculate is the like-for-like comparison (the Go and C guests and both
-// native baselines); the Rust, AssemblyScript and WAT guests are
-// represented by their example tools, each a call of similar weight.
+// native baselines); the Rust, AssemblyScript, WAT, JavaScript and
+// TypeScript guests are represented by their example tools, each a call of
+// similar weight.
 var servers = []*server{
 	{Name: "wasmcp-go", Impl: "wasmcp", Language: "Go, snapshotted", Tool: "calculate", Source: "tools/calculate",
 		Args: calculateArgs, Check: wantText("15.0")},
@@ -88,12 +90,18 @@ var servers = []*server{
 			}
 			return nil
 		}},
+	{Name: "wasmcp-js", Impl: "wasmcp", Language: "JavaScript", Tool: "find_matches", Source: "tools/find_matches",
+		Args: findMatchesArgs, Check: checkStructured(findMatchesWant)},
+	{Name: "wasmcp-ts", Impl: "wasmcp", Language: "TypeScript", Tool: "date_diff", Source: "tools/date_diff",
+		Args: dateDiffArgs, Check: checkStructured(dateDiffWant)},
 	{Name: "wasmtime-go", Impl: "wasmcp", Engine: "wasmtime", Language: "Go, snapshotted, on wasmtime", Tool: "calculate", Source: "tools/calculate",
 		Args: calculateArgs, Check: wantText("15.0")},
 	{Name: "wasmtime-go-command", Impl: "wasmcp", Engine: "wasmtime", Language: "Go, a command, on wasmtime", Tool: "calculate", Source: goCommand + "tools/calculate", Manifest: calculateManifest,
 		Args: calculateArgs, Check: wantText("15.0")},
 	{Name: "wasmtime-c", Impl: "wasmcp", Engine: "wasmtime", Language: "C, on wasmtime", Tool: "calculate", Source: cCalculate, Manifest: calculateManifest,
 		Args: calculateArgs, Check: wantText("15.0")},
+	{Name: "wasmtime-js", Impl: "wasmcp", Engine: "wasmtime", Language: "JavaScript, on wasmtime", Tool: "find_matches", Source: "tools/find_matches",
+		Args: findMatchesArgs, Check: checkStructured(findMatchesWant)},
 	{Name: "wasmcp-primes", Impl: "wasmcp", Language: "C, compute-heavy", Tool: "count_primes", Source: cPrimes, Manifest: primesManifest,
 		Args: primesArgs, Check: wantText("6057")},
 	{Name: "wasmtime-primes", Impl: "wasmcp", Engine: "wasmtime", Language: "C, compute-heavy, on wasmtime", Tool: "count_primes", Source: cPrimes, Manifest: primesManifest,
@@ -102,6 +110,33 @@ var servers = []*server{
 		Args: calculateArgs, Check: wantText("15.0")},
 	{Name: "native-ts", Impl: "ts-sdk", Language: "TypeScript, native", Tool: "calculate",
 		Args: calculateArgs, Check: wantText("15.0")},
+}
+
+// The JavaScript and TypeScript guests' calls: their example tools, on the
+// QuickJS runtime, each a few microseconds of the tool's own work.
+var (
+	findMatchesArgs = map[string]any{"text": "2026-01 and 2027-02", "pattern": `(\d{4})-(\d{2})`}
+	findMatchesWant = `{"count":2,"matches":[{"groups":["2026","01"],"index":0,"match":"2026-01"},{"groups":["2027","02"],"index":12,"match":"2027-02"}]}`
+	dateDiffArgs    = map[string]any{"start": "2026-03-02", "end": "2026-03-09"}
+	dateDiffWant    = `{"businessDays":5,"days":7,"weeks":1}`
+)
+
+// checkStructured wants structuredContent equal to the JSON want, member
+// order aside.
+func checkStructured(want string) func(*toolResult) error {
+	return func(r *toolResult) error {
+		var got, w any
+		if err := json.Unmarshal(r.StructuredContent, &got); err != nil {
+			return fmt.Errorf("structuredContent %q: %v", r.StructuredContent, err)
+		}
+		if err := json.Unmarshal([]byte(want), &w); err != nil {
+			return err
+		}
+		if !reflect.DeepEqual(got, w) {
+			return fmt.Errorf("structuredContent %s, want %s", r.StructuredContent, want)
+		}
+		return nil
+	}
 }
 
 func checkConvert(r *toolResult) error {

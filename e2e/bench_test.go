@@ -27,6 +27,8 @@ var exampleCalls = []struct {
 	{"convert_units", map[string]any{"value": 5, "from": "km", "to": "mi"}},       // Rust
 	{"slugify", map[string]any{"text": "Crème Brûlée: 2 Ways!", "maxLength": 50}}, // AssemblyScript
 	{"random_uuid", nil}, // WebAssembly text
+	{"find_matches", map[string]any{"text": "2026-01 and 2027-02", "pattern": `(\d{4})-(\d{2})`}}, // JavaScript
+	{"date_diff", map[string]any{"start": "2026-03-02", "end": "2026-03-09"}},                     // TypeScript
 }
 
 // BenchmarkExamples measures one tools/call of each example as a client

@@ -8,4 +8,5 @@ import "embed"
 // Files holds the SDK sources, under their paths in this directory.
 //
 //go:embed go/*.go c/wasmcp.h c/wasmcp.c assemblyscript/assembly/wasmcp.ts rust/Cargo.toml rust/debian-cargo rust/src/*.rs
+//go:embed js/build-runtime js/wasmcp.js js/wasmcp.d.ts js/runtime/*.c
 var Files embed.FS

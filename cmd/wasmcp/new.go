@@ -39,6 +39,16 @@ var languages = map[string][]sdkCopy{
 		{glob: "rust/debian-cargo", to: "wasmcp-guest"},
 		{glob: "rust/src/*.rs", to: "wasmcp-guest/src"},
 	},
+	"js": jsRuntime,
+	"ts": jsRuntime,
+}
+
+// jsRuntime is what JavaScript and TypeScript tools build on: the script
+// that builds the QuickJS runtime, its sources and the SDK's types.
+var jsRuntime = []sdkCopy{
+	{glob: "js/build-runtime", to: "wasmcp-js"},
+	{glob: "js/wasmcp.[jd]*", to: "wasmcp-js"},
+	{glob: "js/runtime/*.c", to: "wasmcp-js/runtime"},
 }
 
 // newName is the rule for a new tool's name: a valid tool name that is also
@@ -116,11 +126,7 @@ func scaffold(target, lang, name string) error {
 		if err := tmpl.Execute(&out, struct{ Name string }{name}); err != nil {
 			return fmt.Errorf("template %s: %w", p, err)
 		}
-		mode := os.FileMode(0o644)
-		if path.Base(rel) == "build" {
-			mode = 0o755
-		}
-		return writeScaffoldFile(filepath.Join(target, filepath.FromSlash(rel)), []byte(out.String()), mode)
+		return writeScaffoldFile(filepath.Join(target, filepath.FromSlash(rel)), []byte(out.String()))
 	})
 	if err != nil {
 		return err
@@ -138,7 +144,7 @@ func scaffold(target, lang, name string) error {
 			if err != nil {
 				return err
 			}
-			if err := writeScaffoldFile(filepath.Join(target, c.to, path.Base(m)), data, 0o644); err != nil {
+			if err := writeScaffoldFile(filepath.Join(target, c.to, path.Base(m)), data); err != nil {
 				return err
 			}
 		}
@@ -146,9 +152,15 @@ func scaffold(target, lang, name string) error {
 	return nil
 }
 
-func writeScaffoldFile(p string, data []byte, mode os.FileMode) error {
+// writeScaffoldFile writes one file of a new folder; its build scripts are
+// executable.
+func writeScaffoldFile(p string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
+	}
+	mode := os.FileMode(0o644)
+	if b := filepath.Base(p); b == "build" || b == "build-runtime" {
+		mode = 0o755
 	}
 	return os.WriteFile(p, data, mode)
 }

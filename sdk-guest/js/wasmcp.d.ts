@@ -1,0 +1,111 @@
+// Types of "wasmcp", the JavaScript guest SDK that the QuickJS runtime
+// provides to every JavaScript and TypeScript tool (sdk-guest/js/README.md).
+declare module "wasmcp" {
+  /** A tool's arguments: the JSON object of the call, checked by the host against the manifest's inputSchema. */
+  export type Args = { [name: string]: unknown };
+
+  /** A handler may return its result, or a promise of it. */
+  export type Handler<A, R> = (args: A) => R | Promise<R>;
+
+  /** What text(), json() and result() make: a handler and its output mode. */
+  export interface Tool {
+    readonly mode: "text" | "json" | "result";
+    readonly handler: Handler<any, unknown>;
+  }
+
+  /** A tool whose handler returns a string, sent as one text block ("output": "text"). */
+  export function text<A = Args>(handler: Handler<A, string>): Tool;
+  /** A tool whose handler returns an object, sent as structuredContent ("output": "json"). */
+  export function json<A = Args, R extends object = { [key: string]: unknown }>(handler: Handler<A, R>): Tool;
+  /** A tool whose handler returns an MCP CallToolResult ("output": "result"). */
+  export function result<A = Args>(handler: Handler<A, CallToolResult>): Tool;
+
+  /**
+   * Registers the module's tools by name, as its manifest names them. Call it
+   * once, at the top level of the tool's code.
+   */
+  export function tools(map: { [name: string]: Tool }): void;
+
+  /** The MCP log levels, in increasing severity. */
+  export type Level = "debug" | "info" | "notice" | "warning" | "error" | "critical" | "alert" | "emergency";
+
+  /** Result codes of the host functions (docs/abi.md, "Result codes"). */
+  export const Code: {
+    readonly OK: 0; readonly Fault: 1; readonly Invalid: 2; readonly Encoding: 3; readonly TooLong: 4;
+    readonly Limit: 5; readonly Order: 6; readonly Denied: 7; readonly Network: 8;
+  };
+
+  /**
+   * Sends notifications/message to the client, if it asked for this level.
+   * Returns Code.OK, or the host's code (a failed log never stops the tool).
+   */
+  export function log(level: Level, message: string): number;
+
+  /**
+   * Sends notifications/progress, if the client's request asked for progress.
+   * done must grow from one report to the next; total is the expected final
+   * value (omitted: unknown). Returns Code.OK or the host's code.
+   */
+  export function progress(done: number, total?: number, message?: string): number;
+
+  export interface Request {
+    /** GET when omitted. */
+    method?: string;
+    url: string;
+    headers?: { [name: string]: string };
+    /** A string is sent as UTF-8; bytes travel base64-encoded and arrive as they were. */
+    body?: string | Uint8Array | ArrayBuffer;
+    /**
+     * The name of a secret the operator bound to the URL's host: the host adds
+     * it to the request and the tool never sees its value.
+     */
+    secret?: string;
+  }
+
+  export interface Response {
+    /** Any HTTP status counts as a response. */
+    status: number;
+    headers: { [name: string]: string };
+    /** A string when the response body is UTF-8, its bytes otherwise. */
+    body: string | Uint8Array;
+  }
+
+  /** A request the host refused or could not complete; message says why and what the policy lacks. */
+  export class HTTPError extends Error {
+    /** One of Code: Denied, Network, Limit, Invalid, TooLong; -1 for an unreadable answer. */
+    readonly code: number;
+    /** The operator's policy does not allow the request. */
+    readonly denied: boolean;
+  }
+
+  /**
+   * Has the host make an HTTP request, if the operator's policy allows it
+   * (the tool has no network of its own). Synchronous: it returns when the
+   * answer is in. Throws HTTPError when there is no response.
+   */
+  export function http(request: Request): Response;
+
+  /** A content block of a CallToolResult. */
+  export type Content =
+    | { type: "text"; text: string; _meta?: { [key: string]: unknown } }
+    | { type: "image" | "audio"; data: string; mimeType: string; _meta?: { [key: string]: unknown } }
+    | { type: "resource_link"; uri: string; name: string; mimeType?: string; description?: string }
+    | { type: "resource"; resource: { uri: string; mimeType?: string; text?: string; blob?: string } };
+
+  /** An MCP CallToolResult, as a result() tool returns it (docs/abi.md, "Output modes"). */
+  export interface CallToolResult {
+    content: Content[];
+    structuredContent?: { [key: string]: unknown };
+    isError?: boolean;
+    _meta?: { [key: string]: unknown };
+  }
+}
+
+/** console.log and the like write one line to stderr; stdout is the tool's result. */
+declare var console: {
+  log(...data: unknown[]): void;
+  info(...data: unknown[]): void;
+  warn(...data: unknown[]): void;
+  error(...data: unknown[]): void;
+  debug(...data: unknown[]): void;
+};

@@ -1,0 +1,196 @@
+// wasmcp: the JavaScript guest SDK, built into the QuickJS runtime as the
+// module "wasmcp" (types: wasmcp.d.ts). A tool's code registers its tools
+// once, as it starts; the runtime then calls run, which this module hands
+// it through register, once per call.
+import * as host from "wasmcp:host";
+
+/** Result codes of the host functions (docs/abi.md, "Result codes"). */
+export const Code = Object.freeze({
+  OK: 0, Fault: 1, Invalid: 2, Encoding: 3, TooLong: 4, Limit: 5, Order: 6, Denied: 7, Network: 8,
+});
+
+const levels = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
+let registry = null;
+
+function handlerOf(mode, handler) {
+  if (typeof handler !== "function") {
+    throw new TypeError(`${mode}() needs the tool's handler function, not ${describe(handler)}`);
+  }
+  return Object.freeze({ mode, handler });
+}
+
+/** A tool whose handler returns a string: one text block ("output": "text"). */
+export function text(handler) { return handlerOf("text", handler); }
+/** A tool whose handler returns an object: structuredContent ("output": "json"). */
+export function json(handler) { return handlerOf("json", handler); }
+/** A tool whose handler returns an MCP CallToolResult ("output": "result"). */
+export function result(handler) { return handlerOf("result", handler); }
+
+/**
+ * Registers the module's tools, by name, as the manifest names them. Call it
+ * once, at the top level of the tool's code.
+ */
+export function tools(map) {
+  if (registry !== null) throw new Error("tools() was called twice: register every tool in one call");
+  if (map === null || typeof map !== "object") throw new TypeError(`tools() needs an object of tools, not ${describe(map)}`);
+  const r = Object.create(null);
+  for (const [name, t] of Object.entries(map)) {
+    if (t === null || typeof t !== "object" || typeof t.handler !== "function") {
+      throw new TypeError(`tool "${name}" must be text(handler), json(handler) or result(handler)`);
+    }
+    r[name] = t;
+  }
+  registry = r;
+}
+
+function describe(v) {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "an array";
+  const t = typeof v;
+  return t === "object" ? "an object" : t === "undefined" ? "undefined" : `a ${t}`;
+}
+
+/** Sends a log message to the client at one of the MCP levels ("debug" ... "emergency"). */
+export function log(level, message) {
+  const n = levels.indexOf(level);
+  if (n < 0) throw new RangeError(`log level "${level}" is not one of ${levels.join(", ")}`);
+  return host.log(n, String(message));
+}
+
+/** Reports progress, if the client asked for it; done must grow from one report to the next. */
+export function progress(done, total, message) {
+  return host.progress(done, total === undefined || total === null ? -1 : total, message === undefined ? "" : String(message));
+}
+
+/** An HTTP request the host refused (denied: the operator's policy) or could not complete. */
+export class HTTPError extends Error {
+  constructor(code, message) {
+    super(message);
+    this.name = "HTTPError";
+    this.code = code;
+    this.denied = code === Code.Denied;
+  }
+}
+
+const b64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+function toBase64(bytes) {
+  let s = "";
+  for (let i = 0; i < bytes.length; i += 3) {
+    const n = (bytes[i] << 16) | ((bytes[i + 1] ?? 0) << 8) | (bytes[i + 2] ?? 0);
+    s += b64[n >> 18] + b64[(n >> 12) & 63] +
+      (i + 1 < bytes.length ? b64[(n >> 6) & 63] : "=") + (i + 2 < bytes.length ? b64[n & 63] : "=");
+  }
+  return s;
+}
+
+function fromBase64(s) {
+  const clean = s.replace(/=+$/, "");
+  const out = new Uint8Array(Math.floor((clean.length * 3) / 4));
+  let acc = 0, bits = 0, j = 0;
+  for (let i = 0; i < clean.length; i++) {
+    const v = b64.indexOf(clean[i]);
+    if (v < 0) throw new Error("the host's answer has a body_base64 that is not base64");
+    acc = (acc << 6) | v;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out[j++] = (acc >> bits) & 255;
+    }
+  }
+  return out;
+}
+
+const codeText = {
+  [Code.Fault]: "the request was outside the tool's memory",
+  [Code.Invalid]: "the request was malformed",
+  [Code.TooLong]: "the request was over a size limit",
+  [Code.Limit]: "this call has used up its HTTP requests or their bytes",
+  [Code.Denied]: "the server's policy does not allow the request",
+  [Code.Network]: "the request failed",
+};
+
+/**
+ * Has the host make an HTTP request, if the operator's policy allows it.
+ * Returns { status, headers, body } (body: a string, or a Uint8Array when the
+ * response was not UTF-8); throws HTTPError when there was no response.
+ */
+export function http(req) {
+  if (req === null || typeof req !== "object") throw new TypeError(`http() needs a request object, not ${describe(req)}`);
+  const wire = { method: req.method ?? "GET", url: String(req.url) };
+  if (req.headers) wire.headers = req.headers;
+  if (req.secret) wire.secret = req.secret;
+  if (req.body !== undefined && req.body !== null) {
+    if (typeof req.body === "string") wire.body = req.body;
+    else if (req.body instanceof Uint8Array) wire.body_base64 = toBase64(req.body);
+    else if (req.body instanceof ArrayBuffer) wire.body_base64 = toBase64(new Uint8Array(req.body));
+    else throw new TypeError(`an HTTP body is a string or a Uint8Array, not ${describe(req.body)}`);
+  }
+  const [code, answer] = host.http(JSON.stringify(wire));
+  let a = null;
+  if (answer !== undefined) {
+    try { a = JSON.parse(answer); } catch { a = null; }
+  }
+  if (code !== Code.OK) {
+    const msg = a && typeof a.error === "string" && a.error !== "" ? a.error : codeText[code] ?? `the host refused the request (code ${code})`;
+    throw new HTTPError(code, msg);
+  }
+  if (a === null || typeof a !== "object") throw new HTTPError(-1, "the host's answer to an HTTP request was unreadable");
+  const body = typeof a.body_base64 === "string" ? fromBase64(a.body_base64) : (a.body ?? "");
+  return { status: a.status, headers: a.headers ?? {}, body };
+}
+
+// One line on stderr: the host shows the model the tail of stderr.
+function fail(message) {
+  host.write(2, String(message).replace(/[\r\n]+/g, " ") + "\n");
+  return 1;
+}
+
+function errorText(e) {
+  // QuickJS's own words for running out of its stack limit.
+  if (e instanceof Error && e.message === "stack overflow") return "stack overflow: the handler recursed too deeply (unbounded recursion?)";
+  if (e instanceof Error) return e.message === "" ? e.name : e.message;
+  return String(e);
+}
+
+async function run(name, input) {
+  if (registry === null) return fail("this module registers no tools: its code must call tools({...}) from \"wasmcp\"");
+  const names = Object.keys(registry);
+  if (name === "" && names.length === 1) name = names[0];
+  const t = registry[name];
+  if (t === undefined) return fail(`unknown tool "${name}"; this module has ${names.join(", ")}`);
+
+  let args;
+  try {
+    args = input.trim() === "" ? {} : JSON.parse(input);
+  } catch (e) {
+    return fail(`invalid arguments: not JSON: ${errorText(e)}`);
+  }
+  if (args === null) args = {};
+  if (typeof args !== "object" || Array.isArray(args)) return fail(`invalid arguments: they must be a JSON object, not ${describe(args)}`);
+
+  let out;
+  try {
+    out = await t.handler(args);
+  } catch (e) {
+    return fail(errorText(e));
+  }
+  if (t.mode === "text") {
+    if (typeof out !== "string") return fail(`${name}'s handler returned ${describe(out)}; a text tool returns a string`);
+    host.write(1, out);
+    return 0;
+  }
+  if (out === null || typeof out !== "object" || Array.isArray(out)) {
+    return fail(`${name}'s handler returned ${describe(out)}; a ${t.mode} tool returns an object`);
+  }
+  let s;
+  try {
+    s = JSON.stringify(out);
+  } catch (e) {
+    return fail(`${name}'s result cannot be written as JSON: ${errorText(e)}`);
+  }
+  host.write(1, s);
+  return 0;
+}
+
+host.register(run);
