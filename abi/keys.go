@@ -10,7 +10,7 @@ import (
 // object stands. Schemas are not listed: their keywords are the JSON Schema
 // validator's business.
 var fields = map[string][]string{
-	"manifest":    {"abi", "tools", "limits", "permissions"},
+	"manifest":    {"abi", "tools", "limits", "permissions", "start"},
 	"permissions": {"env", "dirs", "http", "secrets"},
 	"dir":         {"guest", "write"},
 	"http":        {"host", "methods"},

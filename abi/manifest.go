@@ -23,6 +23,37 @@ const Version = 1
 // embedded manifest.
 const CustomSection = "wasmcp.manifest"
 
+// InitSection is the name of the Wasm custom section whose bytes a reactor's
+// wasmcp_init reads as its stdin: the tool's own code or data for a
+// language runtime (a script's bytecode, a Python package).
+const InitSection = "wasmcp.init"
+
+// Start says how a module is run for a call.
+type Start string
+
+// The ways a module starts. The zero value means StartCommand.
+const (
+	// StartCommand runs the module's _start once per call, in a fresh
+	// instance.
+	StartCommand Start = "command"
+	// StartReactor initialises the module once (ExportInitialize, then
+	// ExportInit) and runs ExportRun once per call, in a fresh instance
+	// made from the initialised one where the host can.
+	StartReactor Start = "reactor"
+)
+
+// The exports of a reactor, in the order they are called.
+const (
+	// ExportInitialize is the reactor constructor of wasi-libc and Go
+	// (optional).
+	ExportInitialize = "_initialize"
+	// ExportInit is the runtime's own start-up (optional), run once with
+	// the InitSection as stdin.
+	ExportInit = "wasmcp_init"
+	// ExportRun runs one call (required).
+	ExportRun = "wasmcp_run"
+)
+
 // SidecarSuffix is appended to a module's stem to name its sidecar manifest:
 // calc.wasm is described by calc.manifest.json.
 const SidecarSuffix = ".manifest.json"
@@ -66,6 +97,17 @@ type Manifest struct {
 	// Permissions are what the module's tools ask for: files, environment,
 	// network, secrets. The operator's policy decides what they get.
 	Permissions *Permissions `json:"permissions,omitempty"`
+	// Start says whether the module is a command (the default) or a
+	// reactor.
+	Start Start `json:"start,omitempty"`
+}
+
+// StartKind returns how the module starts, resolving the default.
+func (m *Manifest) StartKind() Start {
+	if m.Start == "" {
+		return StartCommand
+	}
+	return m.Start
 }
 
 // Tool describes one tool. Its fields mirror MCP's Tool, plus Output.
@@ -149,6 +191,11 @@ func (m *Manifest) Check() error {
 			return fmt.Errorf("tool name %q is declared twice", t.Name)
 		}
 		seen[t.Name] = true
+	}
+	switch m.Start {
+	case "", StartCommand, StartReactor:
+	default:
+		return fmt.Errorf(`"start" must be "command" or "reactor", not %q`, m.Start)
 	}
 	if m.Limits.Timeout < 0 || m.Limits.Memory < 0 || m.Limits.Output < 0 {
 		return errors.New("limits must not be negative")

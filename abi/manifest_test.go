@@ -295,6 +295,10 @@ func TestParseManifestRejects(t *testing.T) {
 		{"abi as string", `{"abi":"1","tools":[` + okTool + `]}`, "not valid JSON"},
 		{"abi as float", `{"abi":1.5,"tools":[` + okTool + `]}`, "not valid JSON"},
 
+		// Start.
+		{"start capitalised", `{"abi":1,"start":"Reactor","tools":[` + okTool + `]}`, `"start" must be "command" or "reactor", not "Reactor"`},
+		{"start as number", `{"abi":1,"start":1,"tools":[` + okTool + `]}`, "not valid JSON"},
+
 		// Tool count.
 		{"tools missing", `{"abi":1}`, "declares no tools"},
 		{"tools empty", `{"abi":1,"tools":[]}`, "declares no tools"},
@@ -446,6 +450,9 @@ func TestManifestCheck(t *testing.T) {
 		}, ""},
 		{"empty outputSchema counts as absent", func(m *Manifest) { m.Tools[0].OutputSchema = json.RawMessage{} }, ""},
 		{"abi 3", func(m *Manifest) { m.ABI = 3 }, "asks for abi 3"},
+		{"command", func(m *Manifest) { m.Start = StartCommand }, ""},
+		{"reactor", func(m *Manifest) { m.Start = StartReactor }, ""},
+		{"unknown start", func(m *Manifest) { m.Start = "library" }, `"start" must be "command" or "reactor", not "library"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -461,6 +468,14 @@ func TestManifestCheck(t *testing.T) {
 				t.Errorf("Check() = %q, want it to contain %q", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+func TestStartKind(t *testing.T) {
+	for start, want := range map[Start]Start{"": StartCommand, StartCommand: StartCommand, StartReactor: StartReactor} {
+		if got := (&Manifest{Start: start}).StartKind(); got != want {
+			t.Errorf("StartKind() of %q = %q, want %q", start, got, want)
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
+	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/internal/sandbox"
 )
 
@@ -32,7 +33,7 @@ func measure(engine, path, cache, step string) error {
 	if err != nil {
 		return err
 	}
-	c, err := e.Compile(ctx, wasm)
+	c, err := e.Compile(ctx, wasm, abi.StartCommand)
 	if err != nil {
 		return fmt.Errorf("compile: %w", err)
 	}

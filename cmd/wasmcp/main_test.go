@@ -262,6 +262,27 @@ func TestPackThenInspectListAndCall(t *testing.T) {
 	}
 }
 
+func TestPackInitThenCallAReactor(t *testing.T) {
+	dir := t.TempDir()
+	module := wattest.Write(t, dir, "reactor", "reactor")
+	manifest := filepath.Join(t.TempDir(), "m.json")
+	writeFile(t, manifest, `{"abi":1,"start":"reactor","tools":[{"name":"show","description":"Shows what it saw.","inputSchema":{"type":"object"}}]}`)
+	for _, init := range []string{"first bundle", "bundle"} { // the second replaces the first
+		file := filepath.Join(t.TempDir(), "init.bin")
+		writeFile(t, file, init)
+		if r := wasmcp(t, "", "pack", "--manifest", manifest, "--init", file, module); r.code != exitOK || !strings.Contains(r.stdout, "packed "+file+" into "+module) {
+			t.Fatalf("pack: %v", r)
+		}
+	}
+	r := wasmcp(t, "", append([]string{"call"}, args(dir, "show", `{"x":1}`)...)...)
+	if r.code != exitOK || !strings.Contains(r.stdout, `bundle|10|20|11|{\"x\":1}`) || strings.Contains(r.stdout, "first") {
+		t.Errorf("call: %v", r)
+	}
+	if r := wasmcp(t, "", "pack", module); r.code != exitUsage {
+		t.Errorf("pack without --manifest or --init: %v", r)
+	}
+}
+
 func TestPackReplacesTheEmbeddedManifest(t *testing.T) {
 	dir := t.TempDir()
 	module := wattest.Write(t, dir, "echo", "tool")

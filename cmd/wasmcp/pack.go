@@ -11,18 +11,20 @@ import (
 	"path/filepath"
 
 	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/internal/registry"
 	"github.com/wasmcp/wasmcp/internal/schema"
 	"github.com/wasmcp/wasmcp/internal/wasmbin"
 )
 
 func runPack(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("pack", flag.ContinueOnError)
-	manifestPath := fs.String("manifest", "", "`file` holding the manifest to embed (required)")
+	manifestPath := fs.String("manifest", "", "`file` holding the manifest to embed")
+	initPath := fs.String("init", "", "`file` whose bytes a reactor's wasmcp_init reads on stdin (a script's bytecode, a package)")
 	outPath := fs.String("o", "", "write the packed module to `file` (default: rewrite MODULE.wasm in place)")
-	if code, ok := parse(fs, args, stderr, "--manifest FILE [-o OUT.wasm] MODULE.wasm\n\nChecks the manifest as the server would and embeds it in the module's\n\""+abi.CustomSection+"\" custom section, replacing any it had."); !ok {
+	if code, ok := parse(fs, args, stderr, "[--manifest FILE] [--init FILE] [-o OUT.wasm] MODULE.wasm\n\nChecks the manifest as the server would and embeds it in the module's\n\""+abi.CustomSection+"\" custom section, and embeds the init file in its\n\""+abi.InitSection+"\" section, each replacing any it had. At least one of\n--manifest and --init is needed."); !ok {
 		return code
 	}
-	if fs.NArg() != 1 || *manifestPath == "" {
+	if fs.NArg() != 1 || (*manifestPath == "" && *initPath == "") {
 		fs.Usage()
 		return exitUsage
 	}
@@ -30,44 +32,45 @@ func runPack(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Wr
 	if *outPath == "" {
 		*outPath = in
 	}
-	if err := pack(in, *manifestPath, *outPath); err != nil {
+	if err := pack(in, *manifestPath, *initPath, *outPath); err != nil {
 		fmt.Fprintln(stderr, "wasmcp pack:", err)
 		return exitFailure
 	}
-	fmt.Fprintf(stdout, "packed %s into %s\n", *manifestPath, *outPath)
+	for _, f := range []string{*manifestPath, *initPath} {
+		if f != "" {
+			fmt.Fprintf(stdout, "packed %s into %s\n", f, *outPath)
+		}
+	}
 	return exitOK
 }
 
-func pack(in, manifestPath, out string) error {
-	data, err := os.ReadFile(manifestPath)
-	if err != nil {
-		return err
-	}
-	m, err := abi.ParseManifest(data)
-	if err != nil {
-		return fmt.Errorf("%s: %w", manifestPath, err)
-	}
-	for _, t := range m.Tools {
-		if _, err := schema.Compile(t.InputSchema); err != nil {
-			return fmt.Errorf("%s: tool %q: inputSchema: %w", manifestPath, t.Name, err)
-		}
-		if len(t.OutputSchema) > 0 {
-			if _, err := schema.Compile(t.OutputSchema); err != nil {
-				return fmt.Errorf("%s: tool %q: outputSchema: %w", manifestPath, t.Name, err)
-			}
-		}
-	}
-	var compact bytes.Buffer
-	if err := json.Compact(&compact, data); err != nil {
-		return err
-	}
+// pack writes the module in to out with the manifest and the init file
+// embedded, each if given.
+func pack(in, manifestPath, initPath, out string) error {
 	wasm, err := os.ReadFile(in)
 	if err != nil {
 		return err
 	}
-	packed, err := wasmbin.SetCustomSection(wasm, abi.CustomSection, compact.Bytes())
-	if err != nil {
-		return fmt.Errorf("%s: %w", in, err)
+	if manifestPath != "" {
+		manifest, err := checkedManifest(manifestPath)
+		if err != nil {
+			return err
+		}
+		if wasm, err = wasmbin.SetCustomSection(wasm, abi.CustomSection, manifest); err != nil {
+			return fmt.Errorf("%s: %w", in, err)
+		}
+	}
+	if initPath != "" {
+		init, err := os.ReadFile(initPath)
+		if err != nil {
+			return err
+		}
+		if wasm, err = wasmbin.SetCustomSection(wasm, abi.InitSection, init); err != nil {
+			return fmt.Errorf("%s: %w", in, err)
+		}
+	}
+	if len(wasm) > registry.MaxModuleSize {
+		return fmt.Errorf("the packed module would be %d bytes; the server loads modules of at most %d", len(wasm), registry.MaxModuleSize)
 	}
 	// Write beside the target and rename, so a server watching the
 	// directory never reads a half-written module.
@@ -76,7 +79,7 @@ func pack(in, manifestPath, out string) error {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(packed); err != nil {
+	if _, err := tmp.Write(wasm); err != nil {
 		tmp.Close()
 		return err
 	}
@@ -87,4 +90,32 @@ func pack(in, manifestPath, out string) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), out)
+}
+
+// checkedManifest reads a manifest, checks it as the server would, and
+// returns it compacted.
+func checkedManifest(manifestPath string) ([]byte, error) {
+	data, err := os.ReadFile(manifestPath)
+	if err != nil {
+		return nil, err
+	}
+	m, err := abi.ParseManifest(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", manifestPath, err)
+	}
+	for _, t := range m.Tools {
+		if _, err := schema.Compile(t.InputSchema); err != nil {
+			return nil, fmt.Errorf("%s: tool %q: inputSchema: %w", manifestPath, t.Name, err)
+		}
+		if len(t.OutputSchema) > 0 {
+			if _, err := schema.Compile(t.OutputSchema); err != nil {
+				return nil, fmt.Errorf("%s: tool %q: outputSchema: %w", manifestPath, t.Name, err)
+			}
+		}
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, data); err != nil {
+		return nil, err
+	}
+	return compact.Bytes(), nil
 }

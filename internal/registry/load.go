@@ -46,13 +46,19 @@ func LoadFile(path string, opts LoadOptions) (*Module, []*Tool, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := opts.Engine.CheckModule(parsed); err != nil {
+	stem := strings.TrimSuffix(filepath.Base(path), ".wasm")
+	manifest, from, manifestBytes, merr := findManifest(path, stem, parsed)
+	// What is wrong with the module comes first; without a manifest, it
+	// is checked as a command.
+	start := abi.StartCommand
+	if merr == nil {
+		start = manifest.StartKind()
+	}
+	if err := opts.Engine.CheckModule(parsed, start); err != nil {
 		return nil, nil, err
 	}
-	stem := strings.TrimSuffix(filepath.Base(path), ".wasm")
-	manifest, from, manifestBytes, err := findManifest(path, stem, parsed)
-	if err != nil {
-		return nil, nil, err
+	if merr != nil {
+		return nil, nil, merr
 	}
 	sum := sha256.Sum256(wasm)
 	key := sha256.New()

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -117,12 +118,13 @@ func (m *Module) Compiled(ctx context.Context) (*sandbox.Compiled, error) {
 			// The compilation is the module's, shared by every call that
 			// waits for it: no one caller's context may end it. The engine
 			// bounds it.
-			m.program, m.err = m.engine.Compile(context.Background(), m.wasm)
+			m.program, m.err = m.engine.Compile(context.Background(), m.wasm, m.Manifest.StartKind())
 			d := time.Since(start)
 			m.observer.Compiled(m.Path, d, m.err)
 			if m.err == nil {
 				m.log.Debug("module compiled", "file", m.Path, "duration", d)
 				m.wasm = nil // the compiled form is all that is needed now
+				m.snapshot()
 			}
 		}()
 	})
@@ -132,6 +134,40 @@ func (m *Module) Compiled(ctx context.Context) (*sandbox.Compiled, error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// snapshot runs a reactor's start-up once (sandbox.Compiled.Snapshot), so
+// that its calls start from what it left. A call that comes meanwhile
+// waits for it, as for the compilation. A start-up that fails refuses the
+// module: every call reports why.
+func (m *Module) snapshot() {
+	if m.Manifest.StartKind() != abi.StartReactor {
+		return
+	}
+	stats, err := m.program.Snapshot(context.Background(), m.Stem, m.Limits)
+	switch {
+	case errors.Is(err, sandbox.ErrNoSnapshot):
+		m.log.Info("reactor runs its start-up in every call", "file", m.Path, "reason", err)
+	case err != nil:
+		m.log.Error("module refused: its start-up failed, so every call of it fails", "file", m.Path, "reason", err)
+	default:
+		m.log.Info("module snapshotted", "file", m.Path, "memory", stats.Memory, "globals", stats.Globals, "duration", stats.Duration)
+	}
+}
+
+// resnapshot makes the module's snapshot again, if it has been compiled:
+// a module compiled later is snapshotted then.
+func (m *Module) resnapshot() {
+	select {
+	case <-m.done:
+	default:
+		return
+	}
+	if m.err != nil || !m.Acquire() {
+		return
+	}
+	defer m.Release()
+	m.snapshot()
 }
 
 // Tool is one tool of a module, with its schemas compiled.

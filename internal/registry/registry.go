@@ -68,6 +68,8 @@ type Registry struct {
 
 	mu       sync.Mutex // one reload at a time
 	onChange []func(Change)
+	// snapshotting counts the snapshots a reload is making again.
+	snapshotting sync.WaitGroup
 }
 
 // Change is a catalog put in service.
@@ -153,8 +155,18 @@ func (r *Registry) Reload() error {
 	cat, unused := plan(old, files, readPolicy(r.opts.PolicyFile), r.opts.Logger)
 	r.current.Store(cat)
 	r.opts.Observer.Loaded(len(cat.Modules), len(cat.Errors))
+	change := Change{Old: old, New: cat, Unused: unused}
+	if change.PolicyChanged() {
+		// A snapshot is remade whenever the grants change, although its
+		// start-up sees none of them (docs/design.md, "Snapshots"): so
+		// that nothing made under old grants outlives them, whatever a
+		// start-up may see one day.
+		for _, m := range cat.Modules {
+			r.snapshotting.Go(m.resnapshot)
+		}
+	}
 	for _, f := range r.onChange {
-		f(Change{Old: old, New: cat, Unused: unused})
+		f(change)
 	}
 	for _, m := range unused {
 		m.retire()

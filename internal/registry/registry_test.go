@@ -1,12 +1,14 @@
 package registry
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/wasmcp/wasmcp/internal/sandbox"
 	"github.com/wasmcp/wasmcp/internal/wattest"
 )
 
@@ -102,5 +104,67 @@ func TestAcquireFindsTheSuccessorOfARetiredModule(t *testing.T) {
 	t2.Module.Release()
 	if _, err := t2.Module.Compiled(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// seed runs a reactor test module's tool and returns the seed its start-up
+// drew (see wattest's reactor.wat).
+func seed(t *testing.T, r *Registry, tool string) string {
+	t.Helper()
+	_, tl, err := r.Acquire(tool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tl.Module.Release()
+	prog, err := tl.Module.Compiled(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !prog.Snapshotted() {
+		t.Fatal("the reactor was not snapshotted")
+	}
+	out := prog.Run(context.Background(), sandbox.Run{Args: []string{"r", tool}, Limits: tl.Module.Limits})
+	if out.Failure != nil {
+		t.Fatal(out.Failure)
+	}
+	return string(out.Stdout[bytes.LastIndexByte(out.Stdout, '|')+1:])
+}
+
+// A snapshot is made when a reactor compiles, and made again when its
+// limits (a new manifest) or its grants (the policy) change.
+func TestSnapshotsAreRemadeWhenLimitsOrGrantsChange(t *testing.T) {
+	dir := t.TempDir()
+	wattest.Write(t, dir, "reactor", "r")
+	manifest := func(memory string) string {
+		return `{"abi":1,"start":"reactor","limits":{"memory":"` + memory + `"},"tools":[{"name":"show","description":"d","inputSchema":{"type":"object"}}]}`
+	}
+	writeSidecar(t, dir, "r", manifest("8MiB"))
+	policyFile := filepath.Join(t.TempDir(), "policy.yaml")
+	writeFile(t, policyFile, []byte("modules: {}\n"))
+	r, err := Open(Options{Dir: dir, PolicyFile: policyFile, LoadOptions: LoadOptions{Engine: newEngine(t), Ceilings: ceilings}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := seed(t, r, "show")
+	if again := seed(t, r, "show"); again != first {
+		t.Fatalf("two calls from one snapshot drew %s and %s", first, again)
+	}
+
+	writeFile(t, policyFile, []byte("modules:\n  r: {env: {X: \"1\"}}\n"))
+	if err := r.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	r.snapshotting.Wait()
+	granted := seed(t, r, "show")
+	if granted == first {
+		t.Error("the snapshot was not remade when the grants changed")
+	}
+
+	writeSidecar(t, dir, "r", manifest("16MiB"))
+	if err := r.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if limited := seed(t, r, "show"); limited == granted {
+		t.Error("the snapshot was not remade when the limits changed")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/internal/wasmgen"
 	"github.com/wasmcp/wasmcp/internal/wattest"
 )
@@ -64,7 +65,7 @@ func TestWorkerCompilesIntoTheCache(t *testing.T) {
 	cache := engineCache(t)
 	e := workerEngine(t, nil, CompileLimits{}, cache)
 	echo := wattest.Build(t, "echo")
-	c, err := e.Compile(context.Background(), echo)
+	c, err := e.Compile(context.Background(), echo, abi.StartCommand)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func TestWorkerCompilesIntoTheCache(t *testing.T) {
 	// code is still in the cache is the engine's to know. This worker
 	// would fail.
 	again := workerEngine(t, shWorker("exit 99"), CompileLimits{}, cache)
-	if _, err := again.Compile(context.Background(), echo); err == nil {
+	if _, err := again.Compile(context.Background(), echo, abi.StartCommand); err == nil {
 		t.Fatal("a module compiled before was compiled in the server, not in a worker")
 	}
 }
@@ -94,7 +95,7 @@ func TestACacheOthersMayWriteIsRefused(t *testing.T) {
 func TestAWorkerThatCannotStartIsNamedToTheOperatorOnly(t *testing.T) {
 	secret := filepath.Join(t.TempDir(), "deploy", "wasmcp")
 	e := workerEngine(t, &Worker{Path: secret}, CompileLimits{}, "")
-	_, err := e.Compile(context.Background(), wattest.Build(t, "echo"))
+	_, err := e.Compile(context.Background(), wattest.Build(t, "echo"), abi.StartCommand)
 	if err == nil || strings.Contains(err.Error(), secret) || !strings.Contains(err.Error(), "could not start its compile worker") {
 		t.Fatalf("Compile with no worker binary: %v; want a sentence without the path", err)
 	}
@@ -104,7 +105,7 @@ func TestWorkerMemoryBound(t *testing.T) {
 	// No worker can do anything within a kilobyte: the bound is what it
 	// dies of.
 	e := workerEngine(t, nil, CompileLimits{Memory: 1 << 10}, "")
-	_, err := e.Compile(context.Background(), wattest.Build(t, "echo"))
+	_, err := e.Compile(context.Background(), wattest.Build(t, "echo"), abi.StartCommand)
 	if !errors.Is(err, ErrCompileMemory) || !strings.Contains(err.Error(), "memory bound") {
 		t.Fatalf("Compile = %v; want the memory bound", err)
 	}
@@ -112,7 +113,7 @@ func TestWorkerMemoryBound(t *testing.T) {
 
 func TestWorkerTimeBound(t *testing.T) {
 	e := workerEngine(t, shWorker("exec sleep 60"), CompileLimits{Timeout: 50 * time.Millisecond}, "")
-	_, err := e.Compile(context.Background(), wattest.Build(t, "echo"))
+	_, err := e.Compile(context.Background(), wattest.Build(t, "echo"), abi.StartCommand)
 	if !errors.Is(err, ErrCompileTime) || !strings.Contains(err.Error(), "50ms compile time limit") {
 		t.Fatalf("Compile = %v; want the time limit", err)
 	}
@@ -121,7 +122,7 @@ func TestWorkerTimeBound(t *testing.T) {
 func TestWorkerReportsTheCompilersVerdict(t *testing.T) {
 	e := workerEngine(t, nil, CompileLimits{}, "")
 	// i32.add on an empty stack: well formed, but not valid.
-	_, err := e.Compile(context.Background(), wasmgen.Command{StartCode: []byte{0x6a}}.Bytes())
+	_, err := e.Compile(context.Background(), wasmgen.Command{StartCode: []byte{0x6a}}.Bytes(), abi.StartCommand)
 	if err == nil || strings.Contains(err.Error(), "compiler failed") || errors.Is(err, ErrCompileMemory) {
 		t.Fatalf("Compile = %v; want the engine's refusal of an invalid module", err)
 	}
@@ -132,7 +133,7 @@ func TestWorkerReportsTheCompilersVerdict(t *testing.T) {
 
 func TestWorkerCrashIsAFailedCompile(t *testing.T) {
 	e := workerEngine(t, shWorker("kill -SEGV $$"), CompileLimits{}, "")
-	_, err := e.Compile(context.Background(), wattest.Build(t, "echo"))
+	_, err := e.Compile(context.Background(), wattest.Build(t, "echo"), abi.StartCommand)
 	if err == nil || !strings.Contains(err.Error(), "the compiler failed on this module") {
 		t.Fatalf("Compile = %v; want a failed compilation", err)
 	}
@@ -146,7 +147,7 @@ func TestCloseStopsAWorker(t *testing.T) {
 	e := workerEngine(t, shWorker("echo started > "+fifo+"; exec sleep 60"), CompileLimits{}, "")
 	done := make(chan error, 1)
 	go func() {
-		_, err := e.Compile(context.Background(), wattest.Build(t, "echo"))
+		_, err := e.Compile(context.Background(), wattest.Build(t, "echo"), abi.StartCommand)
 		done <- err
 	}()
 	if b, err := os.ReadFile(fifo); err != nil || !bytes.HasPrefix(b, []byte("started")) {
@@ -168,7 +169,7 @@ func TestCompilationsTakeTurns(t *testing.T) {
 	errs := make(chan error, len(mods))
 	for _, m := range mods {
 		go func() {
-			_, err := e.Compile(context.Background(), m)
+			_, err := e.Compile(context.Background(), m, abi.StartCommand)
 			errs <- err
 		}()
 	}

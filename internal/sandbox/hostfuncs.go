@@ -23,6 +23,9 @@ type Reporter interface {
 // much of its allowance it has used. A guest is single-threaded, so it
 // needs no lock.
 type runState struct {
+	// io is what the guest's WASI calls see of the run (guestIO).
+	io guestIO
+
 	reporter     Reporter
 	logs         int
 	logBytes     int

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"sync"
 	"time"
@@ -24,18 +25,39 @@ type instance struct {
 	stdout  *cappedBuffer
 	stderr  *cappedBuffer
 	done    chan ending // how _start ended
+	// plan is what the backend runs; call is the guestIO of its call,
+	// which the state holds from the start for a command, and from
+	// beginCall for a reactor that starts up first.
+	plan plan
+	call guestIO
+	// startup collects what a reactor's start-up writes to stderr, for
+	// the operator's log.
+	startup *cappedBuffer
+	log     *slog.Logger
 }
 
 // launch sets up the instance's limits and output, and has the backend
-// start the guest. The time limit is not armed: Run arms it at once,
-// Prepare when the call comes.
-func (c *Compiled) launch(r Run, stdin io.Reader) (*instance, *Failure) {
+// start the guest running pl (nil: planFor's). The time limit is not
+// armed: Run arms it at once, Prepare when the call comes.
+func (c *Compiled) launch(r Run, stdin io.Reader, pl *plan) (*instance, *Failure) {
 	if need := c.minPages*pageSize + c.reserve; need > uint64(r.Limits.Memory) {
 		detail := fmt.Sprintf("the module needs %s of memory to start; the limit is %s", bytesText(need), bytesText(uint64(r.Limits.Memory)))
 		if c.reserve >= pageSize {
 			detail = fmt.Sprintf("the module needs %s of memory to start (%s of it for its tables and globals); the limit is %s", bytesText(need), bytesText(c.reserve), bytesText(uint64(r.Limits.Memory)))
 		}
 		return nil, &Failure{Kind: MemoryLimit, Detail: detail}
+	}
+	if pl == nil {
+		p, f := c.planFor(r)
+		if f != nil {
+			return nil, f
+		}
+		pl = &p
+	}
+	if pl.from != nil {
+		// The backend has made what it needs of the snapshot by the time
+		// start returns.
+		defer pl.from.inUse.RUnlock()
 	}
 	lim := r.Limits
 	// What the instance holds outside linear memory comes out of the
@@ -50,11 +72,38 @@ func (c *Compiled) launch(r Run, stdin io.Reader) (*instance, *Failure) {
 	}
 	in.stdout = &cappedBuffer{limit: lim.Output, onFull: func() { cancel(errStdoutLimit) }}
 	in.stderr = &cappedBuffer{limit: lim.Output, onFull: func() { cancel(errStderrLimit) }}
+	in.call = guestIO{args: r.Args, env: envList(r.Env), stdin: stdin, stdout: in.stdout, stderr: in.stderr}
+	in.plan = *pl
+	in.state.io = in.call
+	if len(pl.init) > 0 {
+		// The start-up sees no more than argv[0], and the module's init
+		// section on stdin; what it prints is not the call's.
+		in.startup = &cappedBuffer{limit: lim.Output, onFull: func() { cancel(errStderrLimit) }}
+		in.state.io = guestIO{args: r.Args[:min(len(r.Args), 1)], stdin: bytes.NewReader(c.reactor.init), stdout: io.Discard, stderr: in.startup}
+		in.log = c.log
+	}
 	if f := c.p.start(in, r, stdin); f != nil {
 		cancel(nil)
 		return nil, f
 	}
 	return in, nil
+}
+
+// beginCall ends a reactor's start-up: from now on the guest sees its
+// call's arguments, environment and stdio. The backend calls it on the
+// guest's goroutine, between two of its exports.
+func (in *instance) beginCall() {
+	in.logStartup()
+	in.state.io = in.call
+}
+
+// logStartup gives the operator what a reactor's start-up wrote to
+// stderr, once.
+func (in *instance) logStartup() {
+	if in.startup != nil && in.startup.buf.Len() > 0 {
+		in.log.Debug("tool start-up wrote to stderr", "argv", in.call.args[:min(len(in.call.args), 1)], "stderr", in.startup.buf.String())
+		in.startup.buf.Reset()
+	}
 }
 
 // guard runs a backend's instantiate-and-run on the current goroutine and
@@ -102,7 +151,7 @@ func (in *instance) wait(ctx context.Context) Outcome {
 // down. It never panics: a panic inside the engine becomes an internal
 // Failure.
 func (c *Compiled) Run(ctx context.Context, r Run) Outcome {
-	in, f := c.launch(r, bytes.NewReader(r.Stdin))
+	in, f := c.launch(r, bytes.NewReader(r.Stdin), nil)
 	if f != nil {
 		return Outcome{Failure: f}
 	}
@@ -148,7 +197,7 @@ func (c *Compiled) Prepare(ctx context.Context, r Run) *Prepared {
 	pr, pw := io.Pipe()
 	sig := &readSignal{r: pr, ch: make(chan struct{})}
 	r.Reporter, r.HTTP = nil, nil
-	in, f := c.launch(r, sig)
+	in, f := c.launch(r, sig, nil)
 	if f != nil {
 		return nil
 	}

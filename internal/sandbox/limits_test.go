@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/internal/wasmbin"
 	"github.com/wasmcp/wasmcp/internal/wasmgen"
 )
@@ -75,7 +76,7 @@ func TestHostileShapesAreRefusedBeforeCompiling(t *testing.T) {
 	e := newEngine(t)
 	for _, tc := range hostileShapes {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := e.Compile(context.Background(), tc.wasm())
+			_, err := e.Compile(context.Background(), tc.wasm(), abi.StartCommand)
 			var le *wasmbin.LimitError
 			if !errors.As(err, &le) || !strings.Contains(le.What, tc.what) {
 				t.Fatalf("Compile = %v; want a limit error about %q", err, tc.what)

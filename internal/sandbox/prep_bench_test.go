@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/wasmcp/wasmcp/abi"
 )
 
 // BenchmarkPreparedGoGuest compares one call of the calculate example (a
@@ -27,7 +29,7 @@ func BenchmarkPreparedGoGuest(b *testing.B) {
 		b.Fatal(err)
 	}
 	e := newEngine(b)
-	c, err := e.Compile(context.Background(), bin)
+	c, err := e.Compile(context.Background(), bin, abi.StartCommand)
 	if err != nil {
 		b.Fatal(err)
 	}

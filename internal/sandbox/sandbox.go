@@ -88,6 +88,9 @@ type program interface {
 	// prepares says whether an instance for r can be started before its
 	// stdin is known.
 	prepares(r Run) bool
+	// snapshots says whether the backend runs plans with capture and
+	// from.
+	snapshots() bool
 	close(ctx context.Context) error
 }
 
@@ -204,9 +207,10 @@ func (e *Engine) Close(ctx context.Context) error {
 }
 
 // CheckModule reports why a parsed module could never run here: it is over
-// ModuleLimits, it imports something the engine does not provide, or it is
-// not a WASI command.
-func (e *Engine) CheckModule(m *wasmbin.Module) error {
+// ModuleLimits, it imports something the engine does not provide, or it
+// lacks the exports that start says it has (a WASI command's _start, or a
+// reactor's).
+func (e *Engine) CheckModule(m *wasmbin.Module, start abi.Start) error {
 	if err := checkLimits(m); err != nil {
 		return err
 	}
@@ -224,8 +228,8 @@ func (e *Engine) CheckModule(m *wasmbin.Module) error {
 			return fmt.Errorf("imports %s.%s, which wasmcp does not provide", imp.Module, imp.Name)
 		}
 	}
-	if !m.HasExport("_start", wasmbin.KindFunc) {
-		return errors.New(`exports no "_start" function: a tool must be a WASI command module (for Go: GOOS=wasip1 GOARCH=wasm go build)`)
+	if err := checkEntry(m, start); err != nil {
+		return err
 	}
 	if len(m.Memories) > 1 {
 		return errors.New("defines more than one memory; multi-memory modules are not supported")
@@ -240,21 +244,32 @@ type Compiled struct {
 	// reserve is what an instance holds outside linear memory at most,
 	// counted against the memory limit.
 	reserve uint64
+	// reactor is set for a reactor module.
+	reactor *reactor
+	log     *slog.Logger
+
+	// snap is the reactor's snapshot, if it has one; snapFailure how its
+	// start-up failed, if it did.
+	snapMu      sync.RWMutex
+	snap        *snapshot
+	snapFailure *Failure
 }
 
 // Compile compiles a module within the engine's CompileLimits; it may take
 // seconds for large modules, so callers run it off the request path. ctx
-// bounds the wait for a compile slot. The module is checked first
-// (CheckModule), its custom sections are dropped (no engine needs them,
-// and names and debug information cost memory to decode), and its tables
-// are capped (wasmbin.CapTables). Errors for a compilation the limits
+// bounds the wait for a compile slot; start is how the module's manifest
+// says it starts. The module is checked first (CheckModule), its custom
+// sections are dropped (no engine needs them, and names and debug
+// information cost memory to decode), and its tables are capped
+// (wasmbin.CapTables). A reactor is rewritten so that its state can be
+// captured (wasmbin.ExportState). Errors for a compilation the limits
 // stopped wrap ErrCompileTime or ErrCompileMemory.
-func (e *Engine) Compile(ctx context.Context, wasm []byte) (*Compiled, error) {
+func (e *Engine) Compile(ctx context.Context, wasm []byte, start abi.Start) (*Compiled, error) {
 	parsed, err := wasmbin.Parse(wasm)
 	if err != nil {
 		return nil, err
 	}
-	if err := e.CheckModule(parsed); err != nil {
+	if err := e.CheckModule(parsed, start); err != nil {
 		return nil, err
 	}
 	if wasm, err = wasmbin.StripCustom(wasm); err != nil {
@@ -263,6 +278,12 @@ func (e *Engine) Compile(ctx context.Context, wasm []byte) (*Compiled, error) {
 	wasm, tableMax, err := wasmbin.CapTables(wasm, maxTableElements)
 	if err != nil {
 		return nil, err
+	}
+	var x *reactor
+	if start == abi.StartReactor {
+		if wasm, x, err = newReactor(wasm, parsed); err != nil {
+			return nil, err
+		}
 	}
 	p, err := e.bounded(ctx, wasm, func(cctx context.Context) (program, error) {
 		e.mu.RLock()
@@ -279,15 +300,18 @@ func (e *Engine) Compile(ctx context.Context, wasm []byte) (*Compiled, error) {
 	case err != nil:
 		return nil, fmt.Errorf("compiling: %s", compilerText(err.Error()))
 	}
-	c := &Compiled{p: p, reserve: reserve(parsed.Shape, tableMax)}
+	c := &Compiled{p: p, reserve: reserve(parsed.Shape, tableMax), reactor: x, log: e.log}
 	if len(parsed.Memories) == 1 {
 		c.minPages = parsed.Memories[0].MinPages
 	}
 	return c, nil
 }
 
-// Close frees the compiled code.
-func (c *Compiled) Close(ctx context.Context) error { return c.p.close(ctx) }
+// Close frees the compiled code and the snapshot.
+func (c *Compiled) Close(ctx context.Context) error {
+	c.setSnapshot(nil, nil)
+	return c.p.close(ctx)
+}
 
 // Run is one invocation of a compiled module.
 type Run struct {
@@ -326,6 +350,7 @@ var (
 
 // ending is how a guest's _start ended, in terms every backend can give.
 type ending struct {
+	startup  string // the reactor start-up export it ended in, if it did
 	exited   bool   // the guest called proc_exit (or returned: status 0)
 	status   uint32 // its exit status
 	trap     string // why the guest trapped, if it did
@@ -360,10 +385,26 @@ type memoryUse interface {
 	refused() (size uint64, exact bool)
 }
 
-// classify turns how a run ended into a Failure, or nil for success. The
-// cause of a cancelled run is checked first: when the server stops a guest
-// (time, output), the guest's own exit code says nothing.
+// classify turns how a run ended into a Failure, or nil for success. A
+// reactor's start-up that ended the run failed, even with status 0: its
+// call never ran.
 func classify(runCtx context.Context, lim Limits, mem memoryUse, end ending) *Failure {
+	f := classifyEnd(runCtx, lim, mem, end)
+	switch {
+	case end.startup == "":
+		return f
+	case f == nil:
+		return &Failure{Kind: Exit, Detail: fmt.Sprintf("the tool exited during its start-up (%s), before its call ran; a reactor's start-up must return", end.startup)}
+	case f.Kind != Cancelled:
+		f.Detail = fmt.Sprintf("the tool's start-up (%s) failed: %s", end.startup, f.Detail)
+	}
+	return f
+}
+
+// classifyEnd is classify for any end. The cause of a cancelled run is
+// checked first: when the server stops a guest (time, output), the guest's
+// own exit code says nothing.
+func classifyEnd(runCtx context.Context, lim Limits, mem memoryUse, end ending) *Failure {
 	switch context.Cause(runCtx) {
 	case errTimeLimit:
 		return &Failure{Kind: TimeLimit, Detail: fmt.Sprintf("the tool ran longer than its %s time limit and was stopped", lim.Timeout)}

@@ -11,6 +11,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
+	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/internal/wasmbin"
 	"github.com/wasmcp/wasmcp/internal/wattest"
 )
@@ -29,7 +30,7 @@ func newEngine(t testing.TB) *Engine {
 
 func compile(t testing.TB, e *Engine, name string) *Compiled {
 	t.Helper()
-	c, err := e.Compile(context.Background(), wattest.Build(t, name))
+	c, err := e.Compile(context.Background(), wattest.Build(t, name), abi.StartCommand)
 	if err != nil {
 		t.Fatalf("Compile(%s): %v", name, err)
 	}
@@ -170,7 +171,7 @@ func TestCheckModule(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = e.CheckModule(m)
+		err = e.CheckModule(m, abi.StartCommand)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("CheckModule(%s) = %v; want an error naming %q", name, err, want)
 		}
@@ -179,7 +180,7 @@ func TestCheckModule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.CheckModule(m); err != nil {
+	if err := e.CheckModule(m, abi.StartCommand); err != nil {
 		t.Errorf("CheckModule(echo) = %v", err)
 	}
 }

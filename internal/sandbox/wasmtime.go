@@ -107,11 +107,10 @@ const epochTick = 10 * time.Millisecond
 //     without mounts has no fds but 0 to 2, so fd_read and fd_write are
 //     shadowed by host functions that serve them from the run's buffers,
 //     and a prepared instance can block reading its arguments. A run with
-//     mounts needs WASI's own fd_read and fd_write for its files, so its
-//     stdin, and any write WASI's own make to stdout or stderr, go through
-//     the C API's in-memory stdin and custom writers, which the binding
-//     does not wrap; such a run cannot be prepared. Its writes to stdout
-//     and stderr are still served from the run's buffers.
+//     mounts needs WASI's own fd_read and fd_write for its files, which
+//     the shadows pass every other descriptor on to; any write WASI's own
+//     make to stdout or stderr goes through the C API's custom writers,
+//     which the binding does not wrap. Such a run is not prepared.
 //   - Interruptible sleep. WASI's poll_oneoff sleeps in the host, deaf to
 //     epochs, so it is shadowed by one that wakes when the run ends.
 //   - Arguments checked before any work. WASI's own functions end the run
@@ -206,7 +205,7 @@ func (b *wasmtimeBackend) define(l *wt.Linker, mounted bool) error {
 	}
 	l.AllowShadowing(true)
 	for _, f := range passedOn {
-		if f.name == "fd_write" || (!mounted && f.name == "fd_read") {
+		if f.name == "fd_write" || f.name == "fd_read" {
 			continue // served from the run's buffers below
 		}
 		if err := defineChecked(l, f.name, f.args); err != nil {
@@ -239,9 +238,7 @@ func (b *wasmtimeBackend) define(l *wt.Linker, mounted bool) error {
 		{abi.HostModule, "progress", wtProgress},
 		{abi.HostModule, "http_request", wtHTTPRequest},
 		{abi.HostModule, "http_response", wtHTTPResponse},
-	}
-	if !mounted {
-		defs = append(defs, def{wasiModule, "fd_read", fdRead})
+		{wasiModule, "fd_read", fdRead},
 	}
 	for _, d := range defs {
 		if err := l.FuncWrap(d.module, d.name, d.f); err != nil {
@@ -285,13 +282,11 @@ func (p *wasmtimeProgram) close(context.Context) error {
 // wtRun is a store's data: what the shadowed and wasmcp host functions
 // need of their run, and what they learn of how it ended.
 type wtRun struct {
-	b         *wasmtimeBackend
-	in        *instance
-	stdin     io.Reader
-	args, env []string // as args_get and environ_get give them
-	mounted   bool     // WASI's own serve descriptors but stdout and stderr
-	exited    bool     // the guest called proc_exit
-	status    uint32
+	b       *wasmtimeBackend
+	in      *instance
+	mounted bool // WASI's own serve descriptors but stdin, stdout and stderr
+	exited  bool // the guest called proc_exit
+	status  uint32
 
 	through map[string]*wt.Func // for passOn, made at its first call
 	probe   *wt.Func            // for fdOpen, made at its first call
@@ -315,13 +310,12 @@ func (m *wtMemory) refused() (uint64, bool) {
 
 func (p *wasmtimeProgram) prepares(r Run) bool { return len(r.Mounts) == 0 }
 
-func (p *wasmtimeProgram) start(in *instance, r Run, stdin io.Reader) *Failure {
+func (p *wasmtimeProgram) snapshots() bool { return false }
+
+func (p *wasmtimeProgram) start(in *instance, r Run, _ io.Reader) *Failure {
 	mem := &wtMemory{limit: uint64(r.Limits.Memory)}
 	in.mem = mem
-	run := &wtRun{b: p.b, in: in, stdin: stdin, args: r.Args, mounted: len(r.Mounts) > 0}
-	for k, v := range r.Env {
-		run.env = append(run.env, k+"="+v)
-	}
+	run := &wtRun{b: p.b, in: in, mounted: len(r.Mounts) > 0}
 	wasi := wt.NewWasiConfig()
 	for _, m := range r.Mounts {
 		dirPerms, filePerms := wt.DIR_READ, wt.FILE_READ
@@ -338,18 +332,10 @@ func (p *wasmtimeProgram) start(in *instance, r Run, stdin io.Reader) *Failure {
 	var handles []cgo.Handle
 	if len(r.Mounts) > 0 {
 		linker = p.b.mounted
-		// Not prepared (see prepares), so stdin is all in memory.
-		data, err := io.ReadAll(stdin)
-		if err != nil {
-			wasi.Close()
-			return &Failure{Kind: Internal, Detail: "the module could not be run: its arguments could not be read", Cause: err}
-		}
+		// fd_read serves stdin from the run's (fdRead): WASI's own has
+		// none.
 		handles = []cgo.Handle{cgo.NewHandle(in.stdout), cgo.NewHandle(in.stderr)}
-		var first *C.char
-		if len(data) > 0 {
-			first = (*C.char)(unsafe.Pointer(&data[0]))
-		}
-		C.wasmcp_stdio(cPointer(wasi), first, C.size_t(len(data)), C.uintptr_t(handles[0]), C.uintptr_t(handles[1]))
+		C.wasmcp_stdio(cPointer(wasi), nil, 0, C.uintptr_t(handles[0]), C.uintptr_t(handles[1]))
 	}
 
 	go in.guard(func() (ending, func()) {
@@ -390,12 +376,23 @@ func (p *wasmtimeProgram) start(in *instance, r Run, stdin io.Reader) *Failure {
 		if m := inst.GetExport(store, "memory"); m != nil && m.Memory() != nil {
 			defer func() { mem.size = uint64(m.Memory().DataSize(store)) }()
 		}
-		start := inst.GetFunc(store, "_start")
-		if start == nil {
-			return finish(ending{err: errors.New(`the module exports no "_start" function`)})
+		call := func(name string) error {
+			f := inst.GetFunc(store, name)
+			if f == nil {
+				return fmt.Errorf("the module exports no %q function", name)
+			}
+			_, err := f.Call(store)
+			return err
 		}
-		_, err = start.Call(store)
-		return finish(run.ending(guestEnding(err)))
+		for _, name := range in.plan.init {
+			if err := call(name); err != nil || run.exited {
+				end := run.ending(guestEnding(err))
+				end.startup = name
+				return finish(end)
+			}
+		}
+		in.beginCall()
+		return finish(run.ending(guestEnding(call(in.plan.run))))
 	})
 	return nil
 }
@@ -533,25 +530,28 @@ func (m byteMemory) WriteUint64Le(offset uint32, v uint64) bool {
 	return ok
 }
 
-// fdRead is WASI's fd_read for a run without mounts, whose only fds are
-// stdio.
+// fdRead is WASI's fd_read. stdin is the run's, even in a run with
+// mounts, where a reactor's start-up reads another than its call; any
+// other descriptor is WASI's own, in a run with mounts, or not open.
 func fdRead(c *wt.Caller, fd, iovs, n, nreadPtr int32) (int32, *wt.Trap) {
 	mem := callerBytes(c)
 	table, errno := ioArgs(mem, uint32(iovs), uint32(n), uint32(nreadPtr))
+	run := runOf(c)
 	switch {
 	case errno != 0:
 		return int32(errno), nil
+	case fd != 0 && run.mounted:
+		return run.passOn(c, "fd_read", fd, iovs, n, nreadPtr)
 	case fd != 0:
 		return errnoBadf, nil
 	}
-	run := runOf(c)
 	if run.in.ctx.Err() != nil {
 		return 0, errStopped()
 	}
 	total := 0
 	for i := range int(n) {
 		buf, _ := mem.span(iovec(table, i))
-		got, err := io.ReadFull(run.stdin, buf)
+		got, err := io.ReadFull(run.in.state.io.stdin, buf)
 		total += got
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			break
@@ -577,12 +577,12 @@ func fdWrite(c *wt.Caller, fd, iovs, n, nwrittenPtr int32) (int32, *wt.Trap) {
 		return int32(errno), nil
 	}
 	run := runOf(c)
-	var out *cappedBuffer
+	var out io.Writer
 	switch {
 	case fd == 1:
-		out = run.in.stdout
+		out = run.in.state.io.stdout
 	case fd == 2:
-		out = run.in.stderr
+		out = run.in.state.io.stderr
 	case run.mounted:
 		return run.passOn(c, "fd_write", fd, iovs, n, nwrittenPtr)
 	default:

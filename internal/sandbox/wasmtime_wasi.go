@@ -4,7 +4,6 @@ package sandbox
 
 import (
 	"crypto/rand"
-	"encoding/binary"
 	"fmt"
 	"strings"
 	"time"
@@ -31,54 +30,19 @@ const (
 )
 
 func argsSizesGet(c *wt.Caller, countPtr, sizePtr int32) int32 {
-	return stringsSizes(callerBytes(c), runOf(c).args, uint32(countPtr), uint32(sizePtr))
+	return stringsSizes(callerMemory(c), runOf(c).in.state.io.args, uint32(countPtr), uint32(sizePtr))
 }
 
 func argsGet(c *wt.Caller, ptrs, buf int32) int32 {
-	return writeStrings(callerBytes(c), runOf(c).args, uint32(ptrs), uint32(buf))
+	return writeStrings(callerMemory(c), runOf(c).in.state.io.args, uint32(ptrs), uint32(buf))
 }
 
 func environSizesGet(c *wt.Caller, countPtr, sizePtr int32) int32 {
-	return stringsSizes(callerBytes(c), runOf(c).env, uint32(countPtr), uint32(sizePtr))
+	return stringsSizes(callerMemory(c), runOf(c).in.state.io.env, uint32(countPtr), uint32(sizePtr))
 }
 
 func environGet(c *wt.Caller, ptrs, buf int32) int32 {
-	return writeStrings(callerBytes(c), runOf(c).env, uint32(ptrs), uint32(buf))
-}
-
-// stringsSizes is args_sizes_get or environ_sizes_get: how many strings,
-// and the bytes they take with a NUL after each.
-func stringsSizes(mem byteMemory, list []string, countPtr, sizePtr uint32) int32 {
-	size := 0
-	for _, s := range list {
-		size += len(s) + 1
-	}
-	if !mem.WriteUint32Le(countPtr, uint32(len(list))) || !mem.WriteUint32Le(sizePtr, uint32(size)) {
-		return errnoFault
-	}
-	return 0
-}
-
-// writeStrings is args_get or environ_get: a pointer to each string at
-// ptrs, the strings themselves, each followed by a NUL, at buf.
-func writeStrings(mem byteMemory, list []string, ptrs, buf uint32) int32 {
-	size := 0
-	for _, s := range list {
-		size += len(s) + 1
-	}
-	table, ok1 := mem.span(ptrs, uint32(4*len(list)))
-	dst, ok2 := mem.span(buf, uint32(size))
-	if !ok1 || !ok2 {
-		return errnoFault
-	}
-	at := 0
-	for i, s := range list {
-		binary.LittleEndian.PutUint32(table[4*i:], buf+uint32(at))
-		at += copy(dst[at:], s)
-		dst[at] = 0
-		at++
-	}
-	return 0
+	return writeStrings(callerMemory(c), runOf(c).in.state.io.env, uint32(ptrs), uint32(buf))
 }
 
 func clockResGet(c *wt.Caller, id, resPtr int32) int32 {

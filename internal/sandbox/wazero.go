@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -79,24 +80,36 @@ func (p *wazeroProgram) close(ctx context.Context) error { return p.cm.Close(ctx
 
 func (p *wazeroProgram) prepares(Run) bool { return true }
 
+func (p *wazeroProgram) snapshots() bool { return true }
+
 func (p *wazeroProgram) start(in *instance, r Run, stdin io.Reader) *Failure {
 	mem := &meter{limit: uint64(r.Limits.Memory)}
+	if s := in.plan.from; s != nil {
+		buf, err := s.memory.mapping(mem.limit)
+		if err != nil {
+			return &Failure{Kind: Internal, Detail: "the module could not be run: its snapshot could not be mapped", Cause: err}
+		}
+		mem.buf, mem.mapped = buf[:0], true
+	}
 	in.mem = mem
 	runCtx := experimental.WithMemoryAllocator(in.ctx, mem)
 	runCtx = context.WithValue(runCtx, runStateKey{}, in.state)
 
+	// Arguments, environment and stdio are the state's (args_get and
+	// environ_get are shadowed), which a reactor's start-up sees apart
+	// from its call.
+	st := in.state
 	cfg := wazero.NewModuleConfig().
 		WithName(""). // anonymous, so instances of one module can run at once
-		WithArgs(r.Args...).
-		WithStdin(stdin).
-		WithStdout(in.stdout).
-		WithStderr(in.stderr).
+		WithStdin(readerFunc(func(b []byte) (int, error) { return st.io.stdin.Read(b) })).
+		WithStdout(writerFunc(func(b []byte) (int, error) { return st.io.stdout.Write(b) })).
+		WithStderr(writerFunc(func(b []byte) (int, error) { return st.io.stderr.Write(b) })).
 		WithSysWalltime().
 		WithSysNanotime().
 		WithRandSource(rand.Reader).
-		WithStartFunctions("_start")
-	for k, v := range r.Env {
-		cfg = cfg.WithEnv(k, v)
+		WithStartFunctions()
+	if in.plan.run == "_start" {
+		cfg = cfg.WithStartFunctions("_start")
 	}
 	var roots []*confinedFS
 	if len(r.Mounts) > 0 {
@@ -117,17 +130,75 @@ func (p *wazeroProgram) start(in *instance, r Run, stdin io.Reader) *Failure {
 
 	go in.guard(func() (ending, func()) {
 		mod, err := p.rt.InstantiateModule(runCtx, p.cm, cfg)
-		return wazeroEnding(err), func() {
+		teardown := func() {
 			if mod != nil {
 				_ = mod.Close(context.Background())
 			}
+			mem.Free()
 			for _, r := range roots {
 				r.root.Close()
 			}
 		}
+		if err != nil || in.plan.run == "_start" {
+			return wazeroEnding(err), teardown
+		}
+		return runPlan(runCtx, in, mod), teardown
 	})
 	return nil
 }
+
+// runPlan runs a reactor's plan in its instance.
+func runPlan(ctx context.Context, in *instance, mod api.Module) ending {
+	if s := in.plan.from; s != nil {
+		// The memory is the snapshot's already (the meter maps it): it
+		// needs only its size.
+		if mem := mod.Memory(); mem != nil && uint64(mem.Size()) < s.size {
+			if _, ok := mem.Grow(uint32((s.size - uint64(mem.Size())) / pageSize)); !ok {
+				return ending{err: errors.New("the snapshot's memory could not be restored")}
+			}
+		}
+		for i, g := range in.plan.globals {
+			mg, ok := mod.ExportedGlobal(g.Export).(api.MutableGlobal)
+			if !ok {
+				return ending{err: fmt.Errorf("the snapshot's global %s could not be restored", g.Export)}
+			}
+			mg.Set(s.globals[i])
+		}
+	}
+	for _, name := range in.plan.init {
+		if _, err := mod.ExportedFunction(name).Call(ctx); err != nil {
+			end := wazeroEnding(err)
+			end.startup = name
+			return end
+		}
+	}
+	if in.plan.capture != nil {
+		var memory []byte
+		if mem := mod.Memory(); mem != nil {
+			b, _ := mem.Read(0, mem.Size())
+			memory = bytes.Clone(b)
+		}
+		globals := make([]uint64, len(in.plan.globals))
+		for i, g := range in.plan.globals {
+			globals[i] = mod.ExportedGlobal(g.Export).Get()
+		}
+		in.plan.capture(memory, globals)
+		return ending{exited: true}
+	}
+	in.beginCall()
+	_, err := mod.ExportedFunction(in.plan.run).Call(ctx)
+	return wazeroEnding(err)
+}
+
+// readerFunc and writerFunc are functions as an io.Reader and an
+// io.Writer.
+type (
+	readerFunc func([]byte) (int, error)
+	writerFunc func([]byte) (int, error)
+)
+
+func (f readerFunc) Read(b []byte) (int, error)  { return f(b) }
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
 
 // wazeroEnding reads how a run ended from wazero's error. wazero exports
 // no error values for traps or stack overflow, so their text is the
@@ -160,6 +231,9 @@ type meter struct {
 	max    uint64
 	denied uint64 // the largest size refused, 0 if none
 	buf    []byte
+	// mapped says buf is a mapping of a snapshot's memory (memImage)
+	// whose capacity is the limit: it never moves.
+	mapped bool
 }
 
 func (m *meter) peak() uint64 { return m.max }
@@ -188,8 +262,15 @@ func (m *meter) Reallocate(size uint64) []byte {
 	return m.buf
 }
 
-// Free implements experimental.LinearMemory.
-func (m *meter) Free() { m.buf = nil }
+// Free implements experimental.LinearMemory. It may be called again, by
+// the instance's teardown, for a mapping wazero never took.
+func (m *meter) Free() {
+	if m.mapped {
+		unmap(m.buf)
+		m.mapped = false
+	}
+	m.buf = nil
+}
 
 // instantiateWASI defines WASI preview 1 in the runtime: wazero's own
 // functions, but for those whose arguments both engines check alike.
@@ -223,6 +304,21 @@ func instantiateWASI(ctx context.Context, rt wazero.Runtime) error {
 	for _, name := range []string{"fd_read", "fd_write"} {
 		define(name, checkIO(stock[name], 3), i32, i32, i32, i32)
 	}
+	strs := func(list func(*runState) []string, write func(guestMemory, []string, uint32, uint32) int32) api.GoModuleFunc {
+		return func(ctx context.Context, m api.Module, stack []uint64) {
+			var l []string
+			if st := stateOf(ctx); st != nil {
+				l = list(st)
+			}
+			stack[0] = uint64(uint32(write(memoryOf(m), l, api.DecodeU32(stack[0]), api.DecodeU32(stack[1]))))
+		}
+	}
+	args := func(st *runState) []string { return st.io.args }
+	env := func(st *runState) []string { return st.io.env }
+	define("args_sizes_get", strs(args, stringsSizes), i32, i32)
+	define("args_get", strs(args, writeStrings), i32, i32)
+	define("environ_sizes_get", strs(env, stringsSizes), i32, i32)
+	define("environ_get", strs(env, writeStrings), i32, i32)
 	for _, name := range []string{"fd_pread", "fd_pwrite"} {
 		define(name, checkIO(stock[name], 4), i32, i32, i32, i64, i32)
 	}

@@ -12,8 +12,9 @@ func (p *parser) code(r *reader) error {
 	if err != nil {
 		return err
 	}
-	if int(n) != len(p.funcTypes) {
-		return fmt.Errorf("%d bodies for %d functions", n, len(p.funcTypes))
+	defined := p.m.funcTypes[len(p.m.funcTypes)-p.m.Shape.Functions:]
+	if int(n) != len(defined) {
+		return fmt.Errorf("%d bodies for %d functions", n, len(defined))
 	}
 	for i := 0; i < int(n); i++ {
 		size, err := r.u32()
@@ -25,7 +26,7 @@ func (p *parser) code(r *reader) error {
 		}
 		body := &reader{b: r.b[r.off : r.off+int(size)]}
 		r.off += int(size)
-		if err := p.body(body, p.funcTypes[i]); err != nil {
+		if err := p.body(body, defined[i]); err != nil {
 			return fmt.Errorf("function %d: %w", i, err)
 		}
 	}
@@ -36,8 +37,8 @@ func (p *parser) code(r *reader) error {
 // instructions up to the end that closes it.
 func (p *parser) body(r *reader, typ uint32) error {
 	locals := uint64(0)
-	if int(typ) < len(p.params) {
-		locals = uint64(p.params[typ])
+	if int(typ) < len(p.m.params) {
+		locals = uint64(p.m.params[typ])
 	}
 	if err := vector(r, "local declaration", func(int) error {
 		n, err := r.u32()
@@ -193,6 +194,9 @@ func (p *parser) instruction(r *reader, op byte) error {
 		p.branch(label)
 		return err
 	case immIndex:
+		if op == 0x26 { // table.set
+			p.m.Shape.StateOps++
+		}
 		_, err := r.u32()
 		return err
 	case immBrTable:
@@ -224,7 +228,12 @@ func (p *parser) instruction(r *reader, op byte) error {
 		}
 		return err
 	case immMisc:
-		return r.misc()
+		sub, err := r.misc()
+		switch sub {
+		case 9, 12, 13, 14, 15, 17: // data.drop, table.init, elem.drop, table.copy, table.grow, table.fill
+			p.m.Shape.StateOps++
+		}
+		return err
 	case immSIMD:
 		return r.simd()
 	}
@@ -287,38 +296,39 @@ func (r *reader) memoryIndex() error {
 }
 
 // misc reads an instruction with the 0xfc prefix: saturating truncation,
-// bulk memory and table instructions.
-func (r *reader) misc() error {
+// bulk memory and table instructions. It returns the instruction's
+// sub-opcode.
+func (r *reader) misc() (uint32, error) {
 	sub, err := r.u32()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	switch {
 	case sub <= 7: // trunc_sat
-		return nil
+		return sub, nil
 	case sub == 8: // memory.init data, memory
 		if _, err := r.u32(); err != nil {
-			return err
+			return sub, err
 		}
-		return r.memoryIndex()
+		return sub, r.memoryIndex()
 	case sub == 9, sub == 13, sub >= 15 && sub <= 17: // data.drop, elem.drop, table.grow/size/fill
 		_, err := r.u32()
-		return err
+		return sub, err
 	case sub == 10: // memory.copy
 		if err := r.memoryIndex(); err != nil {
-			return err
+			return sub, err
 		}
-		return r.memoryIndex()
+		return sub, r.memoryIndex()
 	case sub == 11: // memory.fill
-		return r.memoryIndex()
+		return sub, r.memoryIndex()
 	case sub == 12, sub == 14: // table.init elem table, table.copy table table
 		if _, err := r.u32(); err != nil {
-			return err
+			return sub, err
 		}
 		_, err := r.u32()
-		return err
+		return sub, err
 	}
-	return fmt.Errorf("unknown instruction 0xfc %d", sub)
+	return sub, fmt.Errorf("unknown instruction 0xfc %d", sub)
 }
 
 // simdOpcode reads the opcode after the 0xfd prefix. The format makes it

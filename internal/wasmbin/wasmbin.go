@@ -81,8 +81,9 @@ type Import struct {
 
 // Export is one entry of the export section.
 type Export struct {
-	Name string
-	Kind byte
+	Name  string
+	Kind  byte
+	Index uint32 // in the index space of Kind
 }
 
 // Memory is a memory the module defines or imports.
@@ -117,6 +118,11 @@ type Module struct {
 	Custom   []CustomSection
 	// Shape is what the module declares, counted.
 	Shape Shape
+
+	// funcTypes is each function's type index, imported functions first;
+	// params and results hold each type's counts.
+	funcTypes       []uint32
+	params, results []int
 }
 
 // Shape counts what a module declares: the quantities that decide what it
@@ -174,6 +180,11 @@ type Shape struct {
 	// takes wazero work for every predecessor of every block on the way
 	// (1,000 locals after 1,000 branches to one block compile for 1.9 s).
 	LocalsBranchCost uint64
+	// StateOps counts the instructions that change what an instance holds
+	// outside its memory and globals: table.set, table.grow, table.fill,
+	// table.copy, table.init, elem.drop and data.drop. A snapshot of
+	// memory and globals would lose what they did.
+	StateOps int
 	// CodeBytes is the size of the code section; DataBytes sums the data
 	// segments' contents.
 	CodeBytes int
@@ -201,6 +212,25 @@ func (m *Module) HasExport(name string, kind byte) bool {
 		}
 	}
 	return false
+}
+
+// ExportedFunc returns the parameter and result counts of the function
+// exported as name; ok is false when no function is exported so.
+func (m *Module) ExportedFunc(name string) (params, results int, ok bool) {
+	for _, e := range m.Exports {
+		if e.Name != name || e.Kind != KindFunc {
+			continue
+		}
+		if int64(e.Index) >= int64(len(m.funcTypes)) {
+			return 0, 0, false
+		}
+		t := m.funcTypes[e.Index]
+		if int64(t) >= int64(len(m.params)) {
+			return 0, 0, false
+		}
+		return m.params[t], m.results[t], true
+	}
+	return 0, 0, false
 }
 
 // ErrNotWasm means the bytes do not start with the Wasm magic number.
@@ -249,10 +279,6 @@ func Parse(b []byte) (*Module, error) {
 // parser holds what one section needs of those before it.
 type parser struct {
 	m *Module
-	// params and results hold each function type's counts; funcTypes
-	// each defined function's type index.
-	params, results []int
-	funcTypes       []uint32
 	// blocks and branchCost are the open blocks of the function being
 	// read and its branch cost so far (see Shape.MaxBlockBranches).
 	blocks       []uint64
@@ -317,7 +343,7 @@ func (p *parser) section(id byte, r *reader) error {
 			if e.Kind > KindTag {
 				return fmt.Errorf("unknown export kind 0x%02x", e.Kind)
 			}
-			if _, err = r.u32(); err != nil {
+			if e.Index, err = r.u32(); err != nil {
 				return err
 			}
 			p.m.Exports = append(p.m.Exports, e)
@@ -396,8 +422,8 @@ func (p *parser) types(r *reader) error {
 				return err
 			}
 		}
-		p.params = append(p.params, counts[0])
-		p.results = append(p.results, counts[1])
+		p.m.params = append(p.m.params, counts[0])
+		p.m.results = append(p.m.results, counts[1])
 		sh := &p.m.Shape
 		sh.Types++
 		sh.MaxParams = max(sh.MaxParams, counts[0])
@@ -424,7 +450,10 @@ func (p *parser) imports(r *reader) error {
 		}
 		switch imp.Kind {
 		case KindFunc:
-			_, err = r.u32()
+			var t uint32
+			if t, err = r.u32(); err == nil {
+				p.m.funcTypes = append(p.m.funcTypes, t)
+			}
 		case KindTable:
 			var t Table
 			if t, err = r.tableType(); err == nil {
@@ -457,7 +486,7 @@ func (p *parser) functions(r *reader) error {
 	return vector(r, "function", func(int) error {
 		t, err := r.u32()
 		if err == nil {
-			p.funcTypes = append(p.funcTypes, t)
+			p.m.funcTypes = append(p.m.funcTypes, t)
 			p.m.Shape.Functions++
 		}
 		return err

@@ -159,7 +159,7 @@ func TestParseValid(t *testing.T) {
 				Exports: []Export{
 					{Name: "_start", Kind: KindFunc},
 					{Name: "memory", Kind: KindMemory},
-					{Name: "", Kind: KindGlobal},
+					{Name: "", Kind: KindGlobal, Index: 300},
 					{Name: "t\u00e4g", Kind: KindTag},
 				},
 				Memories: []Memory{{MinPages: 1}},

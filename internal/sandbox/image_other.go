@@ -1,0 +1,21 @@
+//go:build !linux
+
+package sandbox
+
+// memImage is a snapshot's linear memory. Without Linux's memfd, each
+// instance starts from a copy.
+type memImage struct{ data []byte }
+
+func newMemImage(data []byte) (*memImage, error) { return &memImage{data: data}, nil }
+
+// mapping returns memory of length limit whose first bytes are the
+// image's; unmap frees it.
+func (im *memImage) mapping(limit uint64) ([]byte, error) {
+	b := make([]byte, max(limit, uint64(len(im.data))))
+	copy(b, im.data)
+	return b, nil
+}
+
+func unmap([]byte) {}
+
+func (im *memImage) close() error { return nil }

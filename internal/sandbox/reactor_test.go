@@ -1,0 +1,256 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/internal/wasmbin"
+	"github.com/wasmcp/wasmcp/internal/wattest"
+)
+
+// reactorModule is the reactor test module with init as its wasmcp.init
+// section.
+func reactorModule(t testing.TB, init string) []byte {
+	t.Helper()
+	wasm, err := wasmbin.SetCustomSection(wattest.Build(t, "reactor"), abi.InitSection, []byte(init))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wasm
+}
+
+func compileReactor(t testing.TB, e *Engine, init string) *Compiled {
+	t.Helper()
+	c, err := e.Compile(context.Background(), reactorModule(t, init), abi.StartReactor)
+	if err != nil {
+		t.Fatalf("Compile(reactor): %v", err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	return c
+}
+
+// reactorRun is a call of the reactor with stdin, two arguments and two
+// environment variables, which its start-up must not see.
+func reactorRun(stdin string) Run {
+	return Run{Args: []string{"reactor", "tool"}, Env: map[string]string{"A": "1", "B": "2"}, Stdin: []byte(stdin), Limits: small}
+}
+
+func TestReactorStartsUpThenRunsTheCall(t *testing.T) {
+	e := newEngine(t)
+	c := compileReactor(t, e, "bundle")
+	out := c.Run(context.Background(), reactorRun(`{"x":1}`))
+	if out.Failure != nil {
+		t.Fatalf("run failed: %v", out.Failure)
+	}
+	// The start-up saw the init section, argv[0] alone and no
+	// environment; the call saw its own.
+	if got, want := string(out.Stdout), `bundle|10|22|11|{"x":1}|`; !strings.HasPrefix(got, want) {
+		t.Errorf("stdout = %q, want it to begin %q", got, want)
+	}
+}
+
+func TestReactorWithoutInitSectionReadsEmptyStdin(t *testing.T) {
+	e := newEngine(t)
+	c, err := e.Compile(context.Background(), wattest.Build(t, "reactor"), abi.StartReactor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	out := c.Run(context.Background(), reactorRun("in"))
+	if out.Failure != nil || !strings.HasPrefix(string(out.Stdout), "|10|22|11|in|") {
+		t.Fatalf("run = %q, %v; want it to begin %q", out.Stdout, out.Failure, "|10|22|11|in|")
+	}
+}
+
+func TestReactorStartUpFailuresNameTheStartUp(t *testing.T) {
+	e := newEngine(t)
+	for _, tc := range []struct {
+		init   string
+		kind   FailureKind
+		detail string
+	}{
+		{"T", Trap, "start-up (wasmcp_init) failed: the tool trapped: unreachable"},
+		{"L", TimeLimit, "start-up (wasmcp_init) failed: the tool ran longer than its 300ms time limit"},
+		{"X", Exit, "exited during its start-up (wasmcp_init)"},
+		{"G9", MemoryLimit, "start-up (wasmcp_init) failed"},
+	} {
+		t.Run(tc.init, func(t *testing.T) {
+			c := compileReactor(t, e, tc.init)
+			r := reactorRun("{}")
+			r.Limits.Timeout = 300 * time.Millisecond
+			if tc.kind == MemoryLimit {
+				// Close enough to the module's one page for wasmtime, which
+				// cannot see a refused grow, to blame the limit.
+				r.Limits.Memory = pageSize + pageSize/2
+			}
+			out := c.Run(context.Background(), r)
+			if out.Failure == nil || out.Failure.Kind != tc.kind || !strings.Contains(out.Failure.Detail, tc.detail) {
+				t.Fatalf("failure = %v; want %s mentioning %q", out.Failure, tc.kind, tc.detail)
+			}
+		})
+	}
+}
+
+func TestReactorExitStatusIsTheCalls(t *testing.T) {
+	e := newEngine(t)
+	c := compileReactor(t, e, "")
+	out := c.Run(context.Background(), reactorRun("x"))
+	if out.Failure == nil || out.Failure.Kind != Exit || out.Failure.ExitCode != 3 {
+		t.Fatalf("failure = %v; want exit status 3", out.Failure)
+	}
+}
+
+func TestReactorExportsAreChecked(t *testing.T) {
+	e := newEngine(t)
+	for _, tc := range []struct {
+		module string
+		start  abi.Start
+		want   string
+	}{
+		{"echo", abi.StartReactor, `exports no "wasmcp_run" function`},
+		{"reactor", abi.StartCommand, `"start": "reactor"`},
+	} {
+		m, err := wasmbin.Parse(wattest.Build(t, tc.module))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.CheckModule(m, tc.start); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("CheckModule(%s, %s) = %v; want an error mentioning %q", tc.module, tc.start, err, tc.want)
+		}
+	}
+	twice := reactorModule(t, "a")
+	twice = append(twice, 0, 13, 11)
+	twice = append(twice, "wasmcp.init"...)
+	twice = append(twice, 'b')
+	m, err := wasmbin.Parse(twice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.CheckModule(m, abi.StartReactor); err == nil || !strings.Contains(err.Error(), `2 "wasmcp.init" custom sections`) {
+		t.Errorf("CheckModule(two init sections) = %v", err)
+	}
+}
+
+// seedOf is the start-up's random seed a reactor run printed.
+func seedOf(t *testing.T, out Outcome) string {
+	t.Helper()
+	if out.Failure != nil {
+		t.Fatalf("run failed: %v", out.Failure)
+	}
+	i := strings.LastIndexByte(string(out.Stdout), '|')
+	if i < 0 {
+		t.Fatalf("stdout %q holds no seed", out.Stdout)
+	}
+	return string(out.Stdout[i+1:])
+}
+
+func snapshotted(t *testing.T, e *Engine, init string) *Compiled {
+	t.Helper()
+	c := compileReactor(t, e, init)
+	if _, err := c.Snapshot(context.Background(), "reactor", small); err != nil {
+		t.Fatalf("Snapshot: %v", err)
+	}
+	if !c.Snapshotted() {
+		t.Fatal("Snapshotted() = false after a snapshot")
+	}
+	return c
+}
+
+func TestSnapshotCallsStartFromOneStartUpInFreshInstances(t *testing.T) {
+	e := newEngine(t)
+	c := snapshotted(t, e, "bundle")
+	var seeds []string
+	for range 3 {
+		out := c.Run(context.Background(), reactorRun("in"))
+		// Each call sees its own arguments and environment, and none of
+		// what an earlier call wrote to a global or to memory.
+		if want := "bundle|10|22|11|in|"; !strings.HasPrefix(string(out.Stdout), want) {
+			t.Fatalf("stdout = %q, want it to begin %q", out.Stdout, want)
+		}
+		seeds = append(seeds, seedOf(t, out))
+	}
+	// The start-up ran once: what it drew is the same in every call.
+	if seeds[0] != seeds[1] || seeds[1] != seeds[2] {
+		t.Errorf("seeds %v differ: the calls did not start from one snapshot", seeds)
+	}
+	// Made again, the snapshot is another start-up's.
+	if _, err := c.Snapshot(context.Background(), "reactor", small); err != nil {
+		t.Fatal(err)
+	}
+	if again := seedOf(t, c.Run(context.Background(), reactorRun("in"))); again == seeds[0] {
+		t.Errorf("seed %s after a new snapshot is the old one's", again)
+	}
+}
+
+func TestCallsWithMountsRunTheWholeStartUp(t *testing.T) {
+	e := newEngine(t)
+	c := snapshotted(t, e, "")
+	first := seedOf(t, c.Run(context.Background(), reactorRun("")))
+	r := reactorRun("")
+	r.Mounts = []Mount{{Host: t.TempDir(), Guest: "/data"}}
+	if mounted := seedOf(t, c.Run(context.Background(), r)); mounted == first {
+		t.Errorf("a call with a mount ran from the snapshot (seed %s)", mounted)
+	}
+}
+
+func TestSnapshottedCallsKeepEveryLimit(t *testing.T) {
+	e := newEngine(t)
+	c := snapshotted(t, e, "")
+	for _, tc := range []struct {
+		stdin  string
+		kind   FailureKind
+		detail string
+	}{
+		{"l", TimeLimit, "300ms time limit"},
+		{"g", MemoryLimit, "limit is 16 MiB"},
+		{"f", OutputLimit, "more than 64 KiB to stdout"},
+		{"t", Trap, "unreachable"},
+		{"x", Exit, "status 3"},
+	} {
+		t.Run(tc.stdin, func(t *testing.T) {
+			r := reactorRun(tc.stdin)
+			r.Limits.Timeout = 300 * time.Millisecond
+			out := c.Run(context.Background(), r)
+			if out.Failure == nil || out.Failure.Kind != tc.kind || !strings.Contains(out.Failure.Detail, tc.detail) {
+				t.Fatalf("failure = %v; want %s mentioning %q", out.Failure, tc.kind, tc.detail)
+			}
+			if strings.Contains(out.Failure.Detail, "start-up") {
+				t.Errorf("a call's failure %q is put down to the start-up", out.Failure.Detail)
+			}
+		})
+	}
+	// A call with less memory than the snapshot holds is refused.
+	r := reactorRun("")
+	r.Limits.Memory = pageSize / 2
+	if out := c.Run(context.Background(), r); out.Failure == nil || out.Failure.Kind != MemoryLimit {
+		t.Errorf("a call under the snapshot's memory: %v", out.Failure)
+	}
+}
+
+func TestSnapshotOfAFailingStartUpFailsEveryCall(t *testing.T) {
+	e := newEngine(t)
+	c := compileReactor(t, e, "G9")
+	lim := small
+	lim.Memory = pageSize + pageSize/2
+	_, err := c.Snapshot(context.Background(), "reactor", lim)
+	var f *Failure
+	if !errors.As(err, &f) || f.Kind != MemoryLimit || !strings.Contains(f.Detail, "start-up (wasmcp_init) failed") {
+		t.Fatalf("Snapshot = %v; want the start-up's memory failure", err)
+	}
+	r := reactorRun("")
+	r.Limits = lim
+	if out := c.Run(context.Background(), r); out.Failure == nil || out.Failure.Detail != f.Detail {
+		t.Errorf("run after a failed snapshot: %v; want %q", out.Failure, f.Detail)
+	}
+}
+
+func TestOnlyReactorsAreSnapshotted(t *testing.T) {
+	e := newEngine(t)
+	if _, err := compile(t, e, "echo").Snapshot(context.Background(), "echo", small); !errors.Is(err, ErrNoSnapshot) {
+		t.Errorf("Snapshot(command) = %v; want ErrNoSnapshot", err)
+	}
+}
