@@ -12,7 +12,7 @@ import (
 // with `wasmcp new`, build it with its own build script, and call it, with
 // nothing edited in between.
 func TestNewToolBuildsAndRuns(t *testing.T) {
-	for _, lang := range []string{"go", "c", "rust", "assemblyscript"} {
+	for _, lang := range []string{"go", "c", "rust", "assemblyscript", "python"} {
 		t.Run(lang, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
@@ -20,8 +20,11 @@ func TestNewToolBuildsAndRuns(t *testing.T) {
 			run(t, exec.Command(binary, "new", "--lang", lang, "--dir", dir, name))
 			folder := filepath.Join(dir, name)
 			build := exec.Command(filepath.Join(folder, "build"))
-			// Shares compiled crates with the repository's own Rust builds.
-			build.Env = append(os.Environ(), "CARGO_TARGET_DIR="+rustTarget(t))
+			// Shares compiled crates with the repository's own Rust builds;
+			// a Python tool's build packs with wasmcp, found on PATH as a
+			// user who installed it would have it.
+			build.Env = append(os.Environ(), "CARGO_TARGET_DIR="+rustTarget(t),
+				"PATH="+filepath.Dir(binary)+string(os.PathListSeparator)+os.Getenv("PATH"))
 			run(t, build)
 			out := run(t, exec.Command(binary, "call", "--tools", folder, "--cache-dir", "", name, `{"name":"Ada"}`))
 			if !strings.Contains(out, "Ada") {

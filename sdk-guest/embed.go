@@ -7,5 +7,5 @@ import "embed"
 
 // Files holds the SDK sources, under their paths in this directory.
 //
-//go:embed go/*.go c/wasmcp.h c/wasmcp.c assemblyscript/assembly/wasmcp.ts rust/Cargo.toml rust/debian-cargo rust/src/*.rs
+//go:embed go/*.go c/wasmcp.h c/wasmcp.c assemblyscript/assembly/wasmcp.ts rust/Cargo.toml rust/debian-cargo rust/src/*.rs python/wasmcp.py python/wasmcp_bundle.py
 var Files embed.FS
