@@ -25,6 +25,9 @@ import (
 type reactor struct {
 	// init is the stdin of wasmcp_init: the module's abi.InitSection.
 	init []byte
+	// data is what its data segments write into a new instance's memory
+	// (wasmbin.ExportState), before steps.
+	data []wasmbin.Segment
 	// steps are the exports its start-up calls, in order.
 	steps []string
 	// globals are its mutable globals, which a snapshot captures.
@@ -40,7 +43,10 @@ func newReactor(wasm []byte, parsed *wasmbin.Module) ([]byte, *reactor, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	x := &reactor{steps: []string{wasmbin.DataExport}, globals: rewritten.Globals, unsafe: rewritten.Unsafe}
+	x := &reactor{data: rewritten.Data, globals: rewritten.Globals, unsafe: rewritten.Unsafe}
+	if rewritten.Start {
+		x.steps = append(x.steps, wasmbin.StartExport)
+	}
 	if sections := parsed.CustomNamed(abi.InitSection); len(sections) == 1 {
 		// A copy: the module's bytes need not outlive its compilation.
 		x.init = bytes.Clone(sections[0])
@@ -104,6 +110,8 @@ type plan struct {
 	from *snapshot
 	// globals are the reactor's mutable globals, for from and capture.
 	globals []wasmbin.Global
+	// data, without from, is written into memory before init runs.
+	data []wasmbin.Segment
 	// init are the exports of a reactor's start-up, run with the init's
 	// guestIO.
 	init []string
@@ -126,6 +134,17 @@ func stringsSizes(mem guestMemory, list []string, countPtr, sizePtr uint32) int3
 		return errnoFault
 	}
 	return 0
+}
+
+// writeData writes a reactor's data segments into a new instance's
+// memory, as instantiation would have: a segment out of bounds traps.
+func writeData(mem guestMemory, data []wasmbin.Segment) ending {
+	for _, seg := range data {
+		if mem == nil || !mem.Write(seg.Offset, seg.Bytes) {
+			return ending{trap: "out of bounds memory access", startup: "its data segments"}
+		}
+	}
+	return ending{}
 }
 
 // writeStrings is args_get or environ_get: a pointer to each string at

@@ -28,6 +28,7 @@ type snapshot struct {
 	inUse   sync.RWMutex
 	memory  *memImage
 	size    uint64   // bytes of linear memory
+	runs    []memRange   // where memory is not zero, for a backend that copies it
 	globals []uint64 // the reactor's mutable globals, as reactor.globals lists them
 }
 
@@ -62,7 +63,7 @@ func (c *Compiled) Snapshot(ctx context.Context, stem string, lim Limits) (Snaps
 	var memory []byte
 	var globals []uint64
 	captured := false
-	pl := plan{init: c.reactor.steps, globals: c.reactor.globals, capture: func(m []byte, g []uint64) {
+	pl := plan{data: c.reactor.data, init: c.reactor.steps, globals: c.reactor.globals, capture: func(m []byte, g []uint64) {
 		memory, globals, captured = m, g, true
 	}}
 	in, f := c.launch(Run{Args: []string{stem}, Limits: lim}, bytes.NewReader(nil), &pl)
@@ -87,7 +88,7 @@ func (c *Compiled) Snapshot(ctx context.Context, stem string, lim Limits) (Snaps
 	if err != nil {
 		return SnapshotStats{}, fmt.Errorf("keeping the snapshot: %w", err)
 	}
-	c.setSnapshot(&snapshot{memory: img, size: uint64(len(memory)), globals: globals}, nil)
+	c.setSnapshot(&snapshot{memory: img, size: uint64(len(memory)), runs: nonZero(memory), globals: globals}, nil)
 	return SnapshotStats{Memory: uint64(len(memory)), Globals: len(globals), Duration: time.Since(start)}, nil
 }
 
@@ -123,7 +124,7 @@ func (c *Compiled) planFor(r Run) (plan, *Failure) {
 	if c.reactor == nil {
 		return plan{run: "_start"}, nil
 	}
-	whole := plan{init: c.reactor.steps, run: abi.ExportRun}
+	whole := plan{data: c.reactor.data, init: c.reactor.steps, run: abi.ExportRun}
 	if len(r.Mounts) > 0 {
 		return whole, nil
 	}
@@ -138,4 +139,35 @@ func (c *Compiled) planFor(r Run) (plan, *Failure) {
 	}
 	c.snap.inUse.RLock()
 	return plan{from: c.snap, globals: c.reactor.globals, run: abi.ExportRun}, nil
+}
+
+// memRange is a range of memory: [start, end).
+type memRange struct{ start, end uint32 }
+
+// zeroGap is the shortest run of zeroes that nonZero leaves out: copying
+// a page is cheaper than another range.
+const zeroGap = 4096
+
+// nonZero returns where memory is not zero, runs of zeroes shorter than
+// zeroGap included: a fresh memory is zero, so only these need copying.
+func nonZero(memory []byte) []memRange {
+	var spans []memRange
+	for i := 0; i < len(memory); {
+		for i < len(memory) && memory[i] == 0 {
+			i++
+		}
+		if i == len(memory) {
+			break
+		}
+		start, zeros := i, 0
+		for ; i < len(memory) && zeros < zeroGap; i++ {
+			if memory[i] == 0 {
+				zeros++
+			} else {
+				zeros = 0
+			}
+		}
+		spans = append(spans, memRange{uint32(start), uint32(i - zeros)})
+	}
+	return spans
 }

@@ -51,11 +51,13 @@ static void wasmcp_stdio(void *config, const char *in, size_t n, uintptr_t out, 
 import "C"
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -69,6 +71,7 @@ import (
 	wt "github.com/bytecodealliance/wasmtime-go/v39"
 
 	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/internal/wasmbin"
 )
 
 const wasmtimeBuilt = true
@@ -310,7 +313,7 @@ func (m *wtMemory) refused() (uint64, bool) {
 
 func (p *wasmtimeProgram) prepares(r Run) bool { return len(r.Mounts) == 0 }
 
-func (p *wasmtimeProgram) snapshots() bool { return false }
+func (p *wasmtimeProgram) snapshots() bool { return true }
 
 func (p *wasmtimeProgram) start(in *instance, r Run, _ io.Reader) *Failure {
 	mem := &wtMemory{limit: uint64(r.Limits.Memory)}
@@ -384,6 +387,24 @@ func (p *wasmtimeProgram) start(in *instance, r Run, _ io.Reader) *Failure {
 			_, err := f.Call(store)
 			return err
 		}
+		var memory *wt.Memory
+		if m := inst.GetExport(store, "memory"); m != nil {
+			memory = m.Memory()
+		}
+		if s := in.plan.from; s != nil {
+			if err := restore(store, inst, memory, s, in.plan.globals); err != nil {
+				return finish(ending{err: err})
+			}
+		}
+		if len(in.plan.data) > 0 {
+			var mem guestMemory
+			if memory != nil {
+				mem = byteMemory(memory.UnsafeData(store))
+			}
+			if end := writeData(mem, in.plan.data); end.startup != "" {
+				return finish(end)
+			}
+		}
 		for _, name := range in.plan.init {
 			if err := call(name); err != nil || run.exited {
 				end := run.ending(guestEnding(err))
@@ -391,10 +412,77 @@ func (p *wasmtimeProgram) start(in *instance, r Run, _ io.Reader) *Failure {
 				return finish(end)
 			}
 		}
+		if in.plan.capture != nil {
+			var data []byte
+			if memory != nil {
+				data = bytes.Clone(memory.UnsafeData(store))
+			}
+			globals := make([]uint64, len(in.plan.globals))
+			for i, g := range in.plan.globals {
+				globals[i] = rawValue(inst.GetExport(store, g.Export).Global().Get(store))
+			}
+			in.plan.capture(data, globals)
+			return finish(ending{exited: true})
+		}
 		in.beginCall()
 		return finish(run.ending(guestEnding(call(in.plan.run))))
 	})
 	return nil
+}
+
+// restore makes a new instance's memory and globals a snapshot's. wasmtime
+// offers no hook into how an instance's memory is made, so the snapshot's
+// memory is copied in, only where it is not zero: a fresh memory is zero.
+func restore(store *wt.Store, inst *wt.Instance, memory *wt.Memory, s *snapshot, globals []wasmbin.Global) error {
+	if memory != nil && s.size > 0 {
+		if have := uint64(memory.DataSize(store)); have < s.size {
+			if _, err := memory.Grow(store, (s.size-have)/pageSize); err != nil {
+				return fmt.Errorf("growing the memory to the snapshot's: %w", err)
+			}
+		}
+		image, err := s.memory.view()
+		if err != nil {
+			return fmt.Errorf("reading the snapshot's memory: %w", err)
+		}
+		dst := memory.UnsafeData(store)
+		for _, r := range s.runs {
+			copy(dst[r.start:r.end], image[r.start:r.end])
+		}
+	}
+	for i, g := range globals {
+		if err := inst.GetExport(store, g.Export).Global().Set(store, typedValue(g.Type, s.globals[i])); err != nil {
+			return fmt.Errorf("restoring the snapshot's global %s: %w", g.Export, err)
+		}
+	}
+	return nil
+}
+
+// rawValue is a number global's value as its bits, as wazero gives it.
+func rawValue(v wt.Val) uint64 {
+	switch v.Kind() {
+	case wt.KindI32:
+		return uint64(uint32(v.I32()))
+	case wt.KindI64:
+		return uint64(v.I64())
+	case wt.KindF32:
+		return uint64(math.Float32bits(v.F32()))
+	case wt.KindF64:
+		return math.Float64bits(v.F64())
+	}
+	return 0 // ExportState captures only the four number types
+}
+
+// typedValue is rawValue's inverse for a global of value type t.
+func typedValue(t byte, bits uint64) wt.Val {
+	switch t {
+	case 0x7e:
+		return wt.ValI64(int64(bits))
+	case 0x7d:
+		return wt.ValF32(math.Float32frombits(uint32(bits)))
+	case 0x7c:
+		return wt.ValF64(math.Float64frombits(bits))
+	}
+	return wt.ValI32(int32(uint32(bits)))
 }
 
 // ending is how the run ended: by the guest's proc_exit, or a call passed

@@ -165,6 +165,11 @@ func runPlan(ctx context.Context, in *instance, mod api.Module) ending {
 			mg.Set(s.globals[i])
 		}
 	}
+	if len(in.plan.data) > 0 {
+		if end := writeData(memoryOf(mod), in.plan.data); end.startup != "" {
+			return end
+		}
+	}
 	for _, name := range in.plan.init {
 		if _, err := mod.ExportedFunction(name).Call(ctx); err != nil {
 			end := wazeroEnding(err)

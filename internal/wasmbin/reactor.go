@@ -8,11 +8,16 @@ import (
 	"strings"
 )
 
-// DataExport is the function ExportState adds: it does what instantiation
-// did before the rewrite, once the instance exists (writes the data
-// segments into memory, then runs the start function), so that an
-// instance made from a snapshot can skip it.
-const DataExport = "wasmcp.data"
+// StartExport names the module's start function once ExportState has
+// removed it from the start section: the host calls it after writing the
+// data segments, as instantiation would have.
+const StartExport = "wasmcp.start"
+
+// Segment is bytes to write into memory 0 at an offset.
+type Segment struct {
+	Offset uint32
+	Bytes  []byte
+}
 
 // reservedPrefix begins the names of every export ExportState adds.
 const reservedPrefix = "wasmcp."
@@ -31,6 +36,12 @@ type Reactor struct {
 	Wasm []byte
 	// Globals are the module's mutable globals, in index order.
 	Globals []Global
+	// Data is what the module's active data segments wrote at
+	// instantiation, in order, segments near one another merged: the host
+	// writes it into a new instance's memory.
+	Data []Segment
+	// Start says whether the module has a start function (StartExport).
+	Start bool
 	// Unsafe, when not empty, says why memory and globals are not all of
 	// the state an instance of the module can build: a snapshot of them
 	// would not be the instance.
@@ -45,9 +56,12 @@ type rawSection struct {
 
 // ExportState rewrites a module so that a host can capture an instance's
 // state and make new instances from it: every mutable global is exported
-// (as "wasmcp.global.<index>"), the active data segments become passive,
-// and the start function no longer runs at instantiation; DataExport
-// does both. Nothing else changes: the module's own code cannot tell.
+// (as "wasmcp.global.<index>"), the active data segments are emptied (as
+// passive segments, so that every segment keeps its index, or dropped
+// when no code can name one) and returned for the host to write, and the start function no longer runs at
+// instantiation but is exported as StartExport. Nothing else changes: the
+// module's own code cannot tell, since an active segment is dropped once
+// instantiation wrote it.
 func ExportState(b []byte) (*Reactor, error) {
 	parsed, err := Parse(b)
 	if err != nil {
@@ -74,14 +88,18 @@ func ExportState(b []byte) (*Reactor, error) {
 	if parsed.Shape.StateOps > 0 {
 		out.Unsafe = "its code changes tables or drops segments (table.set, table.grow, table.fill, table.copy, table.init, elem.drop or data.drop), which a snapshot of memory and globals does not keep"
 	}
-	funcs := len(parsed.funcTypes) // imported and defined: the new function's index
-	newType := uint64(parsed.Shape.Types)
-	var start []byte // the start function's call, if any
-	var dataInit []byte
-	segments := 0
+	var start []byte // the start function's index, if any
+	// Without a data count section no code can name a segment
+	// (memory.init and data.drop need one), so emptied segments need not
+	// keep their places: an engine would still make each in every
+	// instance.
+	dataCount := false
+	for _, sec := range sections {
+		dataCount = dataCount || sec.id == sectionDataCount
+	}
 	var kept []rawSection
-	for _, s := range sections {
-		switch s.id {
+	for _, sec := range sections {
+		switch sec.id {
 		case sectionGlobal:
 			imported := 0
 			for _, imp := range parsed.Imports {
@@ -89,7 +107,7 @@ func ExportState(b []byte) (*Reactor, error) {
 					imported++
 				}
 			}
-			globals, unsafe, err := mutableGlobals(s.body, imported)
+			globals, unsafe, err := mutableGlobals(sec.body, imported)
 			if err != nil {
 				return nil, fmt.Errorf("global section: %w", err)
 			}
@@ -98,33 +116,34 @@ func ExportState(b []byte) (*Reactor, error) {
 				out.Unsafe = unsafe
 			}
 		case sectionStart:
-			start = append([]byte{0x10}, s.body...) // call <index>
+			start = sec.body
 			continue
 		case sectionData:
-			body, code, n, err := passiveData(s.body)
+			body, data, err := emptyData(sec.body)
 			if err != nil {
 				return nil, fmt.Errorf("data section: %w", err)
 			}
-			s.body, dataInit, segments = body, code, n
+			sec.body, out.Data = body, data
+			if !dataCount {
+				continue
+			}
 		}
-		kept = append(kept, s)
+		kept = append(kept, sec)
 	}
-	exports := [][]byte{exportEntry(DataExport, KindFunc, uint64(funcs))}
-	for i := range out.Globals {
-		exports = append(exports, exportEntry(out.Globals[i].Export, KindGlobal, uint64(out.Globals[i].Index)))
+	var exports [][]byte
+	if start != nil {
+		out.Start = true
+		exports = append(exports, append(exportName(StartExport, KindFunc), start...))
 	}
-	body := append(append([]byte{0x00}, dataInit...), start...) // no locals
-	body = append(body, 0x0b)
-	kept = extend(kept, sectionType, []byte{0x60, 0x00, 0x00})
-	kept = extend(kept, sectionFunction, binary.AppendUvarint(nil, newType))
-	kept = extend(kept, sectionExport, exports...)
-	kept = extend(kept, sectionCode, append(binary.AppendUvarint(nil, uint64(len(body))), body...))
-	if !has(kept, sectionDataCount) {
-		kept = insert(kept, rawSection{sectionDataCount, binary.AppendUvarint(nil, uint64(segments))})
+	for _, g := range out.Globals {
+		exports = append(exports, append(exportName(g.Export, KindGlobal), binary.AppendUvarint(nil, uint64(g.Index))...))
 	}
-	wasm := append(make([]byte, 0, len(b)+len(body)+64), b[:8]...)
-	for _, s := range kept {
-		wasm = appendSection(wasm, s)
+	if len(exports) > 0 {
+		kept = extend(kept, sectionExport, exports...)
+	}
+	wasm := append(make([]byte, 0, len(b)), b[:8]...)
+	for _, sec := range kept {
+		wasm = appendSection(wasm, sec)
 	}
 	out.Wasm = wasm
 	return out, nil
@@ -160,64 +179,89 @@ func mutableGlobals(body []byte, imported int) ([]Global, string, error) {
 	return globals, unsafe, err
 }
 
-// passiveData rewrites a data section's active segments as passive ones,
-// and returns the code that writes them as instantiation would have:
-// memory.init, then data.drop, for each in order.
-func passiveData(body []byte) ([]byte, []byte, int, error) {
+// mergeGap is the largest run of zeroes between two data segments that
+// emptyData merges across: Go writes tens of thousands of small segments.
+const mergeGap = 64
+
+// emptyData rewrites a data section's active segments as empty passive
+// ones, and returns what they held, in order, with segments less than
+// mergeGap apart merged.
+func emptyData(body []byte) ([]byte, []Segment, error) {
 	r := &reader{b: body}
 	n, err := r.u32()
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, err
 	}
 	out := binary.AppendUvarint(nil, uint64(n))
-	var code []byte
+	var data []Segment
 	for i := range n {
 		flags, err := r.u32()
 		if err != nil {
-			return nil, nil, 0, err
+			return nil, nil, err
 		}
-		var offset []byte
+		active := flags != 1
+		var offset uint32
 		switch flags {
 		case 0, 2:
 			if flags == 2 {
 				if mem, err := r.u32(); err != nil || mem != 0 {
-					return nil, nil, 0, fmt.Errorf("data segment %d: not for memory 0", i)
+					return nil, nil, fmt.Errorf("data segment %d: not for memory 0", i)
 				}
 			}
-			at := r.off
-			if err := r.constExpr(); err != nil {
-				return nil, nil, 0, fmt.Errorf("data segment %d: %w", i, err)
+			if offset, err = constOffset(r); err != nil {
+				return nil, nil, fmt.Errorf("data segment %d: %w", i, err)
 			}
-			offset = r.b[at : r.off-1] // without its end
 		case 1:
 		default:
-			return nil, nil, 0, fmt.Errorf("data segment %d: unknown flags %d", i, flags)
+			return nil, nil, fmt.Errorf("data segment %d: unknown flags %d", i, flags)
 		}
 		size, err := r.u32()
 		if err != nil || uint64(size) > uint64(len(r.b)-r.off) {
-			return nil, nil, 0, fmt.Errorf("data segment %d: %w", i, errShort)
+			return nil, nil, fmt.Errorf("data segment %d: %w", i, errShort)
 		}
 		bytes := r.b[r.off : r.off+int(size)]
 		r.off += int(size)
 		out = append(out, 0x01)
-		out = binary.AppendUvarint(out, uint64(size))
-		out = append(out, bytes...)
-		if offset == nil {
+		if !active {
+			out = binary.AppendUvarint(out, uint64(size))
+			out = append(out, bytes...)
 			continue
 		}
-		// offset; i32.const 0; i32.const size; memory.init i 0; data.drop i
-		code = append(code, offset...)
-		code = append(code, 0x41, 0x00, 0x41)
-		code = appendSLEB(code, int64(int32(size)))
-		code = append(code, 0xfc, 0x08)
-		code = binary.AppendUvarint(code, uint64(i))
-		code = append(code, 0x00, 0xfc, 0x09)
-		code = binary.AppendUvarint(code, uint64(i))
+		out = append(out, 0x00) // empty
+		if last := len(data) - 1; last >= 0 && offset >= data[last].Offset && uint64(offset)-uint64(data[last].Offset) <= uint64(len(data[last].Bytes))+mergeGap {
+			seg := &data[last]
+			end := uint64(offset) - uint64(seg.Offset) + uint64(size)
+			if end > uint64(len(seg.Bytes)) {
+				seg.Bytes = append(seg.Bytes, make([]byte, end-uint64(len(seg.Bytes)))...)
+			}
+			copy(seg.Bytes[offset-seg.Offset:], bytes)
+			continue
+		}
+		data = append(data, Segment{Offset: offset, Bytes: append([]byte(nil), bytes...)})
 	}
 	if !r.done() {
-		return nil, nil, 0, errors.New("bytes after its last entry")
+		return nil, nil, errors.New("bytes after its last entry")
 	}
-	return out, code, int(n), nil
+	return out, data, nil
+}
+
+// constOffset reads a data segment's offset, which must be an i32.const.
+func constOffset(r *reader) (uint32, error) {
+	op, err := r.byte()
+	if err != nil {
+		return 0, err
+	}
+	if op != 0x41 {
+		return 0, errors.New("its offset is not a constant")
+	}
+	v, err := r.sleb32()
+	if err != nil {
+		return 0, err
+	}
+	if end, err := r.byte(); err != nil || end != 0x0b {
+		return 0, errors.New("its offset is not a constant")
+	}
+	return uint32(v), nil
 }
 
 // extend appends entries to the vector that is the body of section id,
@@ -259,20 +303,11 @@ func insert(sections []rawSection, s rawSection) []rawSection {
 	return sections
 }
 
-func has(sections []rawSection, id byte) bool {
-	for _, s := range sections {
-		if s.id == id {
-			return true
-		}
-	}
-	return false
-}
-
-func exportEntry(name string, kind byte, index uint64) []byte {
+// exportName is an export entry without its index.
+func exportName(name string, kind byte) []byte {
 	e := binary.AppendUvarint(nil, uint64(len(name)))
 	e = append(e, name...)
-	e = append(e, kind)
-	return binary.AppendUvarint(e, index)
+	return append(e, kind)
 }
 
 func appendSection(b []byte, s rawSection) []byte {
@@ -281,14 +316,21 @@ func appendSection(b []byte, s rawSection) []byte {
 	return append(b, s.body...)
 }
 
-// appendSLEB appends v in signed LEB128.
-func appendSLEB(b []byte, v int64) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if (v == 0 && c&0x40 == 0) || (v == -1 && c&0x40 != 0) {
-			return append(b, c)
+// sleb32 reads a signed LEB128 integer of at most 32 bits.
+func (r *reader) sleb32() (int32, error) {
+	var v int64
+	for shift := 0; shift < 35; shift += 7 {
+		c, err := r.byte()
+		if err != nil {
+			return 0, err
 		}
-		b = append(b, c|0x80)
+		v |= int64(c&0x7f) << shift
+		if c&0x80 == 0 {
+			if shift < 28 && c&0x40 != 0 {
+				v |= -1 << (shift + 7)
+			}
+			return int32(v), nil
+		}
 	}
+	return 0, errors.New("integer is too long")
 }

@@ -118,9 +118,13 @@ func tool[In, Out any](name string, fn func(In) (Out, error), write func(Out) ([
 }
 
 // Main runs the tool named by os.Args[1] and exits; it never returns. Call
-// it from main with every tool the module declares in its manifest. A
-// module with a single tool also runs it when no name is given.
+// it from main with every tool the module declares in its manifest, or
+// with none to run those Register made the module's. A module with a
+// single tool also runs it when no name is given.
 func Main(tools ...Tool) {
+	if len(tools) == 0 {
+		tools = registered
+	}
 	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr, tools))
 }
 

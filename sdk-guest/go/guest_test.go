@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"testing"
 )
@@ -252,5 +253,22 @@ func TestIOErrors(t *testing.T) {
 func TestName(t *testing.T) {
 	if n := testTools[1].Name(); n != "add_json" {
 		t.Fatalf("Name() = %q", n)
+	}
+}
+
+func TestRunCallTakesTheCallsArgumentsAndEnvironment(t *testing.T) {
+	t.Setenv("LEFT_OVER", "from the snapshot")
+	saved := registered
+	t.Cleanup(func() { registered = saved })
+	registered = nil
+	Register(Text("env", func(struct{}) (string, error) {
+		return os.Args[1] + " " + os.Getenv("GRANTED") + " [" + os.Getenv("LEFT_OVER") + "]", nil
+	}))
+	var stdout, stderr bytes.Buffer
+	if status := runCall([]string{"m", "env"}, []string{"GRANTED=yes"}, strings.NewReader("{}"), &stdout, &stderr); status != ExitOK {
+		t.Fatalf("status %d: %s", status, &stderr)
+	}
+	if stdout.String() != "env yes []" {
+		t.Errorf("stdout %q; want the call's argv and environment only", stdout.String())
 	}
 }

@@ -1,0 +1,56 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// A Go reactor called twice from one snapshot: every value the SDK
+// promises fresh differs, and the values Go's runtime froze at start-up
+// (which the SDK's README lists) repeat, which shows that both calls came
+// from the one snapshot.
+func TestGoReactorIsFreshInEveryCallFromOneSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	build := exec.Command("go", "build", "-buildmode=c-shared", "-o", filepath.Join(dir, "freshness.wasm"), "../sdk-guest/go/freshness")
+	build.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the probe: %v\n%s", err, out)
+	}
+	manifest := `{"abi":1,"start":"reactor","tools":[{"name":"freshness","description":"Reports what it sees.","inputSchema":{"type":"object"},"output":"json"}]}`
+	if err := os.WriteFile(filepath.Join(dir, "freshness.manifest.json"), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startHTTPIn(t, dir, "--log-level", "debug")
+	cs := connectHTTP(t, s, "2025-11-25")
+	type report struct {
+		Args          []string
+		Fresh, Frozen map[string]string
+	}
+	var calls [2]report
+	for i := range calls {
+		res := callTool(t, cs, "freshness", map[string]any{})
+		if res.IsError {
+			t.Fatalf("call %d: %s", i, text(res))
+		}
+		if err := json.Unmarshal([]byte(text(res)), &calls[i]); err != nil {
+			t.Fatalf("call %d: %v: %s", i, err, text(res))
+		}
+	}
+	s.waitLog(t, "module snapshotted", "freshness.wasm")
+	for k, v := range calls[0].Fresh {
+		if calls[1].Fresh[k] == v {
+			t.Errorf("%s repeated from one call to the next: %s", k, v)
+		}
+	}
+	if got := calls[0].Args; len(got) != 2 || got[1] != "freshness" {
+		t.Errorf("os.Args in a call is %q; want the call's [freshness freshness]", got)
+	}
+	for k, v := range calls[0].Frozen {
+		if calls[1].Frozen[k] != v {
+			t.Errorf("%s differs between calls (%s, %s): Go now reseeds it, or the calls did not start from one snapshot; update the SDK's README", k, v, calls[1].Frozen[k])
+		}
+	}
+}

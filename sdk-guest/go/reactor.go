@@ -1,0 +1,75 @@
+package guest
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"io"
+	mathrand "math/rand"
+	"os"
+	"strings"
+)
+
+// registered are the tools Register made the module's.
+var registered []Tool
+
+// Register makes tools the module's, for a reactor build (below) and for
+// Main called with no tools. Call it from an init function or a
+// package-level variable's initialiser: in a reactor, main never runs.
+//
+// A reactor is built with
+//
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared
+//
+// and declared with "start": "reactor" in its manifest. The host then runs
+// Go's start-up (the runtime, every package's init) once, when it loads
+// the module, and starts each call from what that left: a call costs a
+// fraction of a millisecond instead of a Go runtime's start. This package
+// exports the functions the host calls (wasmcp_init, wasmcp_run), and
+// before each call reads the call's arguments and environment into
+// os.Args and the process environment, and reseeds math/rand's top-level
+// functions. What it cannot reseed from a snapshot is listed in the
+// README ("Reactors"): math/rand/v2's top-level functions, map iteration
+// order and hash/maphash seeds repeat from call to call, and so does
+// anything a package computed at init. Draw what must differ in the call,
+// with crypto/rand or Rand.
+func Register(tools ...Tool) { registered = append(registered, tools...) }
+
+// Rand returns a generator seeded from crypto/rand in this call, for what
+// must differ from call to call in a reactor, where math/rand/v2's
+// top-level functions repeat.
+func Rand() *mathrand.Rand {
+	var seed [8]byte
+	_, _ = rand.Read(seed[:])
+	return mathrand.New(mathrand.NewSource(int64(binary.LittleEndian.Uint64(seed[:]))))
+}
+
+// warmAll does each registered tool's one-off work, in a reactor's
+// start-up, so that every call starts with it done.
+func warmAll() {
+	for _, t := range registered {
+		if t.warm != nil {
+			t.warm()
+		}
+	}
+}
+
+// runCall is one call of a reactor: the call's context in, then the
+// registered tools run as Main runs them. It returns the exit status.
+func runCall(args, env []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	os.Args = args
+	os.Clearenv()
+	// GODEBUG=randseednop=0 makes the deprecated rand.Seed take effect,
+	// which is the only way to give math/rand's top-level functions a new
+	// seed; setting GODEBUG is read at once by the runtime.
+	os.Setenv("GODEBUG", "randseednop=0")
+	var seed [8]byte
+	_, _ = rand.Read(seed[:])
+	mathrand.Seed(int64(binary.LittleEndian.Uint64(seed[:]))) //nolint:staticcheck // see above
+	os.Unsetenv("GODEBUG")
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			os.Setenv(k, v)
+		}
+	}
+	return run(os.Args, stdin, stdout, stderr, registered)
+}
