@@ -62,20 +62,8 @@ func TestGoReactorIsFreshInEveryCallFromOneSnapshot(t *testing.T) {
 // shows that both calls came from the one snapshot.
 func TestPythonIsFreshInEveryCallFromOneSnapshot(t *testing.T) {
 	dir := t.TempDir()
-	rt, err := exec.Command("../scripts/python-runtime").Output()
-	if err != nil {
-		t.Fatalf("building the Python runtime: %v", err)
-	}
-	runtime := strings.TrimSpace(string(rt))
-	bundle := filepath.Join(dir, "freshness.zip")
-	run(t, exec.Command(filepath.Join(runtime, "native/python"), "-I", "../sdk-guest/python/wasmcp_bundle.py",
-		"--stdlib", filepath.Join(runtime, "src/Lib"), "--path", "../sdk-guest/python/freshness", "--path", "../sdk-guest/python",
-		"-o", bundle, "main"))
-	manifest := filepath.Join(dir, "freshness.manifest.json")
-	if err := os.WriteFile(manifest, []byte(`{"abi":1,"start":"reactor","tools":[{"name":"freshness","description":"Reports what it sees.","inputSchema":{"type":"object"},"output":"json"}],"limits":{"memory":"64MiB"}}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	run(t, exec.Command(binary, "pack", "--init", bundle, "--manifest", manifest, "-o", filepath.Join(dir, "freshness.wasm"), filepath.Join(runtime, "wasmcp-python.wasm")))
+	buildPython(t, dir, "freshness", "../sdk-guest/python/freshness",
+		`{"abi":1,"start":"reactor","tools":[{"name":"freshness","description":"Reports what it sees.","inputSchema":{"type":"object"},"output":"json"}],"limits":{"memory":"64MiB"}}`)
 	s := startHTTPIn(t, dir, "--log-level", "debug")
 	cs := connectHTTP(t, s, "2025-11-25")
 	type report struct {
@@ -106,4 +94,25 @@ func TestPythonIsFreshInEveryCallFromOneSnapshot(t *testing.T) {
 			t.Errorf("%s differs between calls (%s, %s): the runtime now renews it, or the calls did not start from one snapshot; update docs/languages.md", k, v, calls[1].Frozen[k])
 		}
 	}
+}
+
+// buildPython builds the Python tool in src (its module main, with the SDK)
+// as dir/stem.wasm, on the runtime scripts/setup builds, with manifest
+// embedded: what a Python tool's ./build does.
+func buildPython(t *testing.T, dir, stem, src, manifest string) {
+	t.Helper()
+	rt, err := exec.Command("../scripts/python-runtime").Output()
+	if err != nil {
+		t.Fatalf("building the Python runtime: %v", err)
+	}
+	runtime := strings.TrimSpace(string(rt))
+	work := t.TempDir()
+	bundle, manifestFile := filepath.Join(work, "init.zip"), filepath.Join(work, "manifest.json")
+	run(t, exec.Command(filepath.Join(runtime, "native/python"), "-I", "../sdk-guest/python/wasmcp_bundle.py",
+		"--stdlib", filepath.Join(runtime, "src/Lib"), "--path", src, "--path", "../sdk-guest/python", "-o", bundle, "main"))
+	if err := os.WriteFile(manifestFile, []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, exec.Command(binary, "pack", "--init", bundle, "--manifest", manifestFile,
+		"-o", filepath.Join(dir, stem+".wasm"), filepath.Join(runtime, "wasmcp-python.wasm")))
 }
