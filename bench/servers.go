@@ -80,6 +80,10 @@ var servers = []*server{
 			}
 			return nil
 		}},
+	{Name: "wasmcp-python", Impl: "wasmcp", Language: "Python", Tool: "date_info", Source: "tools/date_info",
+		Args: dateArgs, Check: checkDate},
+	{Name: "wasmtime-python", Impl: "wasmcp", Engine: "wasmtime", Language: "Python, on wasmtime", Tool: "date_info", Source: "tools/date_info",
+		Args: dateArgs, Check: checkDate},
 	{Name: "wasmtime-go", Impl: "wasmcp", Engine: "wasmtime", Language: "Go, on wasmtime", Tool: "calculate", Source: "tools/calculate",
 		Args: calculateArgs, Check: wantText("15.0")},
 	{Name: "wasmtime-c", Impl: "wasmcp", Engine: "wasmtime", Language: "C, on wasmtime", Tool: "calculate", Source: cCalculate, Manifest: calculateManifest,
@@ -92,6 +96,19 @@ var servers = []*server{
 		Args: calculateArgs, Check: wantText("15.0")},
 	{Name: "native-ts", Impl: "ts-sdk", Language: "TypeScript, native", Tool: "calculate",
 		Args: calculateArgs, Check: wantText("15.0")},
+}
+
+// dateArgs ask date_info for its every field.
+var dateArgs = map[string]any{"date": "2024-02-29", "other": "2024-03-01"}
+
+func checkDate(r *toolResult) error {
+	want := map[string]any{"date": "2024-02-29", "weekday": "Thursday", "isoYear": 2024.0, "isoWeek": 9.0,
+		"dayOfYear": 60.0, "leapYear": true, "daysInMonth": 29.0, "daysUntilOther": 1.0}
+	var got map[string]any
+	if err := json.Unmarshal(r.StructuredContent, &got); err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+		return fmt.Errorf("structuredContent %s, want %v", r.StructuredContent, want)
+	}
+	return nil
 }
 
 func checkConvert(r *toolResult) error {
