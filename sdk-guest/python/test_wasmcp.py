@@ -148,6 +148,12 @@ class Bundle(unittest.TestCase):
         self.assertNotIn("os.pyc", members)
         self.assertNotIn("unittest/__init__.pyc", members)
 
+    def test_what_cpythons_c_code_imports_when_called(self):
+        members, err = self.bundle({"main.py": "import datetime\n"})
+        self.assertIsNotNone(members, err)
+        for name in ("_strptime.pyc", "encodings/utf_16.pyc", "encodings/idna.pyc"):
+            self.assertIn(name, members)
+
     def test_a_module_not_found_fails_the_build(self):
         members, err = self.bundle({"main.py": "def f():\n    import requests\n"})
         self.assertIsNone(members)

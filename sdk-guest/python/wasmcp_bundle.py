@@ -38,8 +38,8 @@ ORIGIN = "/bundle/"  # as in runtime/boot.py: where the bundle's modules say the
 
 # Runs in the child, with only builtin and frozen modules loaded: imports
 # the required modules (failing with their traceback), then tries the others,
-# and prints each module that came from a source file, and each it could not
-# find.
+# and prints each module that came from a source file, each other module
+# loaded (builtin or frozen), and each it could not find.
 PROBE = r"""
 import os
 import sys
@@ -56,10 +56,23 @@ for name, m in sorted(sys.modules.items()):
     f = getattr(m, "__file__", None)
     if f and f.endswith(".py") and name != "__main__":
         print("module", name, int(hasattr(m, "__path__")), f, sep="\t")
+    else:
+        print("loaded", name, sep="\t")
 """
 
 # What the SDK imports only to report an error or encode a body.
 SDK_NEEDS = ("traceback", "base64")
+
+# Modules CPython's C code imports when a function is called, which no
+# import statement names: with the module on the left in the bundle, those
+# on the right go in too. (datetime.strptime and time.strptime import
+# _strptime; str.encode and bytes.decode import the codec's module.)
+LAZY = {
+    "datetime": ("_strptime",),
+    "time": ("_strptime",),
+    "encodings": ("encodings.utf_16", "encodings.utf_32", "encodings.utf_8_sig", "encodings.cp1252",
+               "encodings.iso8859_15", "encodings.idna", "encodings.punycode"),
+}
 
 
 def imported_names(name, path, is_pkg):
@@ -89,19 +102,21 @@ def closure(paths, stdlib, module):
                                stdout=subprocess.PIPE, text=True)
         if probe.returncode != 0:
             sys.exit("wasmcp_bundle: importing %s failed (its traceback is above)" % module)
-        found, missing = [], []
+        found, missing, more = [], [], set()
         for line in probe.stdout.splitlines():
             kind, *rest = line.split("\t")
             if kind == "missing":
                 missing.append(rest[0])
+            elif kind == "loaded":
+                more.update(LAZY.get(rest[0], ()))
             else:
                 name, is_pkg, path = rest
                 own = any(path.startswith(p + os.sep) for p in paths)
                 found.append((name, path, is_pkg == "1", own))
-        more = set()
         for name, path, is_pkg, own in found:
             if own:
                 more |= imported_names(name, path, is_pkg)
+            more.update(LAZY.get(name, ()))
         if missing:
             users = {m: sorted(n for n, p, k, o in found if o and m in imported_names(n, p, k)) for m in missing}
             sys.exit("wasmcp_bundle: modules not found: %s; the runtime has the standard library only, so "
