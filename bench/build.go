@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -87,7 +88,13 @@ func (a *artifacts) build(sel []*server) error {
 				continue
 			}
 			module := filepath.Join(modules, filepath.Base(s.Source)+".wasm")
-			if strings.HasSuffix(s.Source, ".c") {
+			switch dir, command := strings.CutPrefix(s.Source, goCommand); {
+			case command:
+				module = filepath.Join(modules, filepath.Base(dir)+"-command.wasm")
+				if err := a.buildGoCommand(dir, s.Manifest, module); err != nil {
+					return err
+				}
+			case strings.HasSuffix(s.Source, ".c"):
 				if err := a.buildC(s.Source, s.Manifest, module); err != nil {
 					return err
 				}
@@ -127,7 +134,45 @@ func (a *artifacts) buildC(source, manifest, module string) error {
 	if err := a.run(a.root, "bench/c-guests/build", source, raw); err != nil {
 		return fmt.Errorf("%w (clang-14 and wasi-libc come from scripts/setup)", err)
 	}
-	return a.run(a.root, a.wasmcp, "pack", "--manifest", manifest, "-o", module, raw)
+	return a.packCommand(raw, manifest, module)
+}
+
+// buildGoCommand builds a Go tool as a command and packs it with its
+// manifest.
+func (a *artifacts) buildGoCommand(dir, manifest, module string) error {
+	raw := filepath.Join(a.out, "tmp", filepath.Base(dir)+"-command.wasm")
+	if err := os.MkdirAll(filepath.Dir(raw), 0o755); err != nil {
+		return err
+	}
+	cmd := exec.Command("go", "build", "-trimpath", "-o", raw, "./"+dir)
+	cmd.Dir, cmd.Env = a.root, append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("building %s as a command: %w", dir, err)
+	}
+	return a.packCommand(raw, manifest, module)
+}
+
+// packCommand packs a command module with a manifest, less the manifest's
+// "start": the bench's C and Go commands share the Go reactor's.
+func (a *artifacts) packCommand(raw, manifest, module string) error {
+	data, err := os.ReadFile(filepath.Join(a.root, manifest))
+	if err != nil {
+		return err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return fmt.Errorf("%s: %w", manifest, err)
+	}
+	delete(m, "start")
+	if data, err = json.Marshal(m); err != nil {
+		return err
+	}
+	commandManifest := raw + ".manifest.json"
+	if err := os.WriteFile(commandManifest, data, 0o644); err != nil {
+		return err
+	}
+	return a.run(a.root, a.wasmcp, "pack", "--manifest", commandManifest, "-o", module, raw)
 }
 
 // npmInstall runs npm ci in bench/native-ts when the lock file differs from

@@ -24,8 +24,9 @@ type server struct {
 	Language string // the tool's language
 	Tool     string
 	// Source is where the tool's module comes from (wasmcp servers only):
-	// a directory of tools/ built by scripts/build-tools, or a C file in
-	// bench/c-guests packed with Manifest.
+	// a directory of tools/ built by scripts/build-tools, a C file in
+	// bench/c-guests packed with Manifest, or goCommand and a Go tool's
+	// directory: the tool built as a plain command, not a reactor.
 	Source   string
 	Manifest string
 	// Engine is wasmcp's --engine; empty is its default, wazero.
@@ -60,12 +61,19 @@ var primesArgs = map[string]any{"below": 60000}
 
 const cPrimes, primesManifest = "bench/c-guests/count_primes.c", "bench/c-guests/count_primes.json"
 
+// goCommand prefixes a Go tool's Source to build it as a command, which
+// starts the Go runtime in every call, rather than as the reactor its
+// build script makes, whose calls start from a snapshot.
+const goCommand = "go-command:"
+
 // servers are every server the bench knows, in the order it runs them.
 // calculate is the like-for-like comparison (the Go and C guests and both
 // native baselines); the Rust, AssemblyScript and WAT guests are
 // represented by their example tools, each a call of similar weight.
 var servers = []*server{
-	{Name: "wasmcp-go", Impl: "wasmcp", Language: "Go", Tool: "calculate", Source: "tools/calculate",
+	{Name: "wasmcp-go", Impl: "wasmcp", Language: "Go, snapshotted", Tool: "calculate", Source: "tools/calculate",
+		Args: calculateArgs, Check: wantText("15.0")},
+	{Name: "wasmcp-go-command", Impl: "wasmcp", Language: "Go, a command", Tool: "calculate", Source: goCommand + "tools/calculate", Manifest: calculateManifest,
 		Args: calculateArgs, Check: wantText("15.0")},
 	{Name: "wasmcp-c", Impl: "wasmcp", Language: "C", Tool: "calculate", Source: cCalculate, Manifest: calculateManifest,
 		Args: calculateArgs, Check: wantText("15.0")},
@@ -84,7 +92,9 @@ var servers = []*server{
 		Args: dateArgs, Check: checkDate},
 	{Name: "wasmtime-python", Impl: "wasmcp", Engine: "wasmtime", Language: "Python, on wasmtime", Tool: "date_info", Source: "tools/date_info",
 		Args: dateArgs, Check: checkDate},
-	{Name: "wasmtime-go", Impl: "wasmcp", Engine: "wasmtime", Language: "Go, on wasmtime", Tool: "calculate", Source: "tools/calculate",
+	{Name: "wasmtime-go", Impl: "wasmcp", Engine: "wasmtime", Language: "Go, snapshotted, on wasmtime", Tool: "calculate", Source: "tools/calculate",
+		Args: calculateArgs, Check: wantText("15.0")},
+	{Name: "wasmtime-go-command", Impl: "wasmcp", Engine: "wasmtime", Language: "Go, a command, on wasmtime", Tool: "calculate", Source: goCommand + "tools/calculate", Manifest: calculateManifest,
 		Args: calculateArgs, Check: wantText("15.0")},
 	{Name: "wasmtime-c", Impl: "wasmcp", Engine: "wasmtime", Language: "C, on wasmtime", Tool: "calculate", Source: cCalculate, Manifest: calculateManifest,
 		Args: calculateArgs, Check: wantText("15.0")},

@@ -81,9 +81,10 @@ type backend interface {
 
 // program is a module compiled by a backend.
 type program interface {
-	// start instantiates the module for in and runs _start on a goroutine
-	// of its own, which sends how the guest ended to in.done. It returns a
-	// Failure if the instance could not be set up.
+	// start instantiates the module for in and runs in.plan (a command's
+	// _start, or a reactor's exports) on a goroutine of its own, which
+	// sends how the guest ended to in.done. It returns a Failure if the
+	// instance could not be set up.
 	start(in *instance, r Run, stdin io.Reader) *Failure
 	// prepares says whether an instance for r can be started before its
 	// stdin is known.

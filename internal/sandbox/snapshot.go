@@ -27,9 +27,9 @@ type snapshot struct {
 	// snapshot, and for writing to close it.
 	inUse   sync.RWMutex
 	memory  *memImage
-	size    uint64   // bytes of linear memory
-	runs    []memRange   // where memory is not zero, for a backend that copies it
-	globals []uint64 // the reactor's mutable globals, as reactor.globals lists them
+	size    uint64     // bytes of linear memory
+	runs    []memRange // where memory is not zero, for a backend that copies it
+	globals []uint64   // the reactor's mutable globals, as reactor.globals lists them
 }
 
 // ErrNoSnapshot means a module runs without a snapshot: it is not a

@@ -132,9 +132,10 @@ func (p *wazeroProgram) start(in *instance, r Run, stdin io.Reader) *Failure {
 		mod, err := p.rt.InstantiateModule(runCtx, p.cm, cfg)
 		teardown := func() {
 			if mod != nil {
-				_ = mod.Close(context.Background())
+				_ = mod.Close(context.Background()) // frees mem
+			} else {
+				mem.Free() // a snapshot's mapping wazero may never have taken
 			}
-			mem.Free()
 			for _, r := range roots {
 				r.root.Close()
 			}
