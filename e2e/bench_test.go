@@ -27,6 +27,7 @@ var exampleCalls = []struct {
 	{"convert_units", map[string]any{"value": 5, "from": "km", "to": "mi"}},       // Rust
 	{"slugify", map[string]any{"text": "Crème Brûlée: 2 Ways!", "maxLength": 50}}, // AssemblyScript
 	{"random_uuid", nil}, // WebAssembly text
+	{"date_info", map[string]any{"date": "2024-02-29", "other": "2024-03-01"}}, // Python
 }
 
 // BenchmarkExamples measures one tools/call of each example as a client
