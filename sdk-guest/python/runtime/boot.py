@@ -20,7 +20,6 @@ import _frozen_importlib_external
 import _wasmcp
 
 ENTRY = "wasmcp.entry"  # the bundle member naming the tool's module
-SOURCE_ENTRY = "tool"  # the module a bundle that is one source file becomes
 ORIGIN = "/bundle/"  # the prefix of the bundle's modules' __file__
 
 _sdk = None  # the SDK module, which serves each call
@@ -44,7 +43,7 @@ def _members(data):
     its (start, size) in data."""
     end = data.rfind(b"PK\x05\x06", max(0, len(data) - 65557))
     if end < 0 or end + 22 > len(data):
-        raise BundleError("the bundle is not a zip archive")
+        raise BundleError("the wasmcp.init section is not a zip archive: make it with wasmcp_bundle.py")
     count, pos = _u16(data, end + 10), _u32(data, end + 16)
     members = {}
     for _ in range(count):
@@ -125,16 +124,11 @@ def init():
     """Imports the tool from the bundle on stdin (the wasmcp.init section)."""
     global _sdk, _entry
     data = _wasmcp.read_stdin()
-    if data.startswith(b"PK"):
-        members = _members(data)
-        entry = SOURCE_ENTRY
-        if ENTRY in members:
-            start, size = members[ENTRY]
-            entry = bytes(data[start:start + size]).decode("utf-8").strip()
-    else:
-        # One source file: the whole bundle is module "tool".
-        members = {SOURCE_ENTRY + ".py": (0, len(data))}
-        entry = SOURCE_ENTRY
+    members = _members(data)
+    if ENTRY not in members:
+        raise BundleError("the bundle names no module to import (%s): make it with wasmcp_bundle.py" % ENTRY)
+    start, size = members[ENTRY]
+    entry = bytes(data[start:start + size]).decode("utf-8").strip()
     importer = BundleImporter(data, members)
     path_finder = [i for i, f in enumerate(sys.meta_path) if f is _frozen_importlib_external.PathFinder]
     sys.meta_path.insert(path_finder[0] if path_finder else len(sys.meta_path), importer)
