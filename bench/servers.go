@@ -94,6 +94,10 @@ var servers = []*server{
 		Args: findMatchesArgs, Check: checkStructured(findMatchesWant)},
 	{Name: "wasmcp-ts", Impl: "wasmcp", Language: "TypeScript", Tool: "date_diff", Source: "tools/date_diff",
 		Args: dateDiffArgs, Check: checkStructured(dateDiffWant)},
+	{Name: "wasmcp-python", Impl: "wasmcp", Language: "Python", Tool: "date_info", Source: "tools/date_info",
+		Args: dateArgs, Check: checkStructured(dateWant)},
+	{Name: "wasmtime-python", Impl: "wasmcp", Engine: "wasmtime", Language: "Python, on wasmtime", Tool: "date_info", Source: "tools/date_info",
+		Args: dateArgs, Check: checkStructured(dateWant)},
 	{Name: "wasmtime-go", Impl: "wasmcp", Engine: "wasmtime", Language: "Go, snapshotted, on wasmtime", Tool: "calculate", Source: "tools/calculate",
 		Args: calculateArgs, Check: wantText("15.0")},
 	{Name: "wasmtime-go-command", Impl: "wasmcp", Engine: "wasmtime", Language: "Go, a command, on wasmtime", Tool: "calculate", Source: goCommand + "tools/calculate", Manifest: calculateManifest,
@@ -138,6 +142,12 @@ func checkStructured(want string) func(*toolResult) error {
 		return nil
 	}
 }
+
+// The Python guest's call: date_info, asked for its every field.
+var (
+	dateArgs = map[string]any{"date": "2024-02-29", "other": "2024-03-01"}
+	dateWant = `{"date":"2024-02-29","weekday":"Thursday","isoYear":2024,"isoWeek":9,"dayOfYear":60,"leapYear":true,"daysInMonth":29,"daysUntilOther":1}`
+)
 
 func checkConvert(r *toolResult) error {
 	var out struct {

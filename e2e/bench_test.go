@@ -29,6 +29,7 @@ var exampleCalls = []struct {
 	{"random_uuid", nil}, // WebAssembly text
 	{"find_matches", map[string]any{"text": "2026-01 and 2027-02", "pattern": `(\d{4})-(\d{2})`}}, // JavaScript
 	{"date_diff", map[string]any{"start": "2026-03-02", "end": "2026-03-09"}},                     // TypeScript
+	{"date_info", map[string]any{"date": "2024-02-29", "other": "2024-03-01"}},                    // Python
 }
 
 // BenchmarkExamples measures one tools/call of each example as a client

@@ -12,7 +12,7 @@ import (
 // with `wasmcp new`, build it with its own build script, and call it, with
 // nothing edited in between.
 func TestNewToolBuildsAndRuns(t *testing.T) {
-	for _, lang := range []string{"go", "c", "rust", "assemblyscript", "js", "ts"} {
+	for _, lang := range []string{"go", "c", "rust", "assemblyscript", "js", "ts", "python"} {
 		t.Run(lang, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
@@ -21,8 +21,10 @@ func TestNewToolBuildsAndRuns(t *testing.T) {
 			folder := filepath.Join(dir, name)
 			build := exec.Command(filepath.Join(folder, "build"))
 			// Shares compiled crates with the repository's own Rust builds;
-			// JavaScript's build packs with wasmcp.
-			build.Env = append(os.Environ(), "CARGO_TARGET_DIR="+rustTarget(t), "WASMCP="+binary)
+			// JavaScript's and Python's builds pack with wasmcp: found through
+			// $WASMCP, or on PATH as a user who installed it would have it.
+			build.Env = append(os.Environ(), "CARGO_TARGET_DIR="+rustTarget(t), "WASMCP="+binary,
+				"PATH="+filepath.Dir(binary)+string(os.PathListSeparator)+os.Getenv("PATH"))
 			run(t, build)
 			out := run(t, exec.Command(binary, "call", "--tools", folder, "--cache-dir", "", name, `{"name":"Ada"}`))
 			if !strings.Contains(out, "Ada") {

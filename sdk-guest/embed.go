@@ -7,6 +7,6 @@ import "embed"
 
 // Files holds the SDK sources, under their paths in this directory.
 //
-//go:embed go/*.go c/wasmcp.h c/wasmcp.c assemblyscript/assembly/wasmcp.ts rust/Cargo.toml rust/debian-cargo rust/src/*.rs
+//go:embed go/*.go c/wasmcp.h c/wasmcp.c assemblyscript/assembly/wasmcp.ts rust/Cargo.toml rust/debian-cargo rust/src/*.rs python/wasmcp.py python/wasmcp_bundle.py
 //go:embed js/build-runtime js/wasmcp.js js/wasmcp.d.ts js/runtime/*.c
 var Files embed.FS

@@ -34,6 +34,7 @@ var languages = map[string][]sdkCopy{
 	"go":             {{glob: "go/*.go", to: "guest"}},
 	"c":              {{glob: "c/wasmcp.[ch]", to: "."}},
 	"assemblyscript": {{glob: "assemblyscript/assembly/wasmcp.ts", to: "assembly"}},
+	"python":         {{glob: "python/wasmcp*.py", to: "."}},
 	"rust": {
 		{glob: "rust/Cargo.toml", to: "wasmcp-guest"},
 		{glob: "rust/debian-cargo", to: "wasmcp-guest"},

@@ -1,6 +1,6 @@
 // Package tooltest holds what the example tools' and guest SDKs' Go tests
 // share: loading a tool's manifest as the server does, and running native
-// tests written in C or Rust. A missing toolchain fails the test with the
+// tests written in C, Rust or Python. A missing toolchain fails the test with the
 // command that installs it; it never skips.
 package tooltest
 
@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/wasmcp/wasmcp/abi"
@@ -69,4 +70,21 @@ func GCC(t *testing.T, bin, includeDir string, sources ...string) {
 	if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
+}
+
+// Python runs a Python test script natively with the build Python of the
+// runtime scripts/setup builds (scripts/python-runtime, which builds it if
+// it is missing), the interpreter Python tools are bundled with.
+func Python(t *testing.T, repoRoot, script string) {
+	t.Helper()
+	rt, err := exec.Command(filepath.Join(repoRoot, "scripts", "python-runtime")).Output()
+	if err != nil {
+		t.Fatalf("scripts/python-runtime: %v (run scripts/setup)", err)
+	}
+	python := filepath.Join(strings.TrimSpace(string(rt)), "native", "python")
+	out, err := exec.Command(python, "-I", script, "-v").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", script, err, out)
+	}
+	t.Logf("%s", out)
 }

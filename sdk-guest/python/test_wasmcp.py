@@ -1,0 +1,169 @@
+"""Native tests of the SDK (wasmcp.py) and the bundler (wasmcp_bundle.py).
+
+Run with the runtime's build Python: sdk-guest/python_test.go does. Calls
+are served as the runtime serves them, through wasmcp._serve, in a child
+process, since a call ends the process."""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+import zipfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import wasmcp  # noqa: E402 (after the path that finds it)
+
+
+def serve(source, tool, args):
+    """Runs source as the tool's module and serves one call of tool with
+    args (a str of JSON); returns (exit status, stdout, stderr)."""
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, "tool.py"), "w") as f:
+            f.write(textwrap.dedent(source))
+        driver = ("import sys; sys.path[:0] = sys.argv[1:3]; import tool, wasmcp; "
+                  "wasmcp._serve(tool, ['stem'] + sys.argv[3:4], sys.stdin.buffer.read())")
+        p = subprocess.run([sys.executable, "-I", "-c", driver, d, HERE] + ([tool] if tool else []),
+                           input=args.encode(), capture_output=True)
+        return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+
+class Serve(unittest.TestCase):
+    def test_str_is_written_as_it_is(self):
+        self.assertEqual(serve("""
+            import wasmcp
+            @wasmcp.tool
+            def greet(name):
+                return "Hello, " + name + "!"
+        """, "greet", '{"name":"Ada"}'), (0, "Hello, Ada!", ""))
+
+    def test_other_values_are_json(self):
+        code, out, _ = serve("""
+            import wasmcp
+            @wasmcp.tool(name="a.b")
+            def f(n):
+                return {"n": n, "é": [1.5, None, True]}
+        """, "a.b", '{"n":2}')
+        self.assertEqual((code, out), (0, '{"n":2,"é":[1.5,null,true]}'))
+
+    def test_a_plain_function_named_after_the_tool(self):
+        self.assertEqual(serve("def double(x):\n    return str(2 * x)\n", "double", '{"x":21}')[:2], (0, "42"))
+
+    def test_result_builds_a_call_tool_result(self):
+        code, out, _ = serve("""
+            import wasmcp
+            @wasmcp.tool
+            def r():
+                return wasmcp.result("hi", wasmcp.image(b"\\x89PNG", "image/png"), structured={"k": 1}, is_error=True)
+        """, "r", "{}")
+        self.assertEqual(code, 0)
+        self.assertEqual(json.loads(out), {
+            "content": [{"type": "text", "text": "hi"}, {"type": "image", "data": "iVBORw==", "mimeType": "image/png"}],
+            "structuredContent": {"k": 1}, "isError": True})
+
+    def test_tool_error_is_one_line_and_status_1(self):
+        self.assertEqual(serve("""
+            import wasmcp
+            @wasmcp.tool
+            def f():
+                raise wasmcp.ToolError("no invoice 42:\\n ids run from 1 to 40")
+        """, "f", "{}"), (1, "", "no invoice 42: ids run from 1 to 40\n"))
+
+    def test_an_exception_fails_with_its_traceback(self):
+        code, out, err = serve("""
+            import wasmcp
+            @wasmcp.tool
+            def f():
+                return {}["missing"]
+        """, "f", "{}")
+        self.assertEqual((code, out), (1, ""))
+        self.assertIn('return {}["missing"]', err)
+        self.assertTrue(err.rstrip().endswith("KeyError: 'missing'"), err)
+
+    def test_sys_exit_sets_the_status(self):
+        self.assertEqual(serve("import sys\ndef f():\n    sys.exit(3)\n", "f", "{}")[0], 3)
+
+    def test_print_goes_to_stderr(self):
+        self.assertEqual(serve("def f():\n    print('working')\n    return 'done'\n", "f", "{}"),
+                         (0, "done", "working\n"))
+
+    def test_unknown_tool_and_bad_arguments(self):
+        src = "import wasmcp\n@wasmcp.tool\ndef f(**kw):\n    return 'ok'\n"
+        self.assertEqual(serve(src, "g", "{}"), (1, "", "this module has no tool 'g' (its tools: f)\n"))
+        self.assertEqual(serve(src, "f", "[1]"), (1, "", "invalid arguments: expected a JSON object, not list\n"))
+        self.assertEqual(serve(src, "f", ""), (0, "ok", ""))
+        self.assertEqual(serve(src, None, ""), (0, "ok", ""))  # the only tool
+
+    def test_a_value_that_is_not_json(self):
+        code, _, err = serve("def f():\n    return float('nan')\n", "f", "{}")
+        self.assertEqual(code, 1)
+        self.assertIn("the tool returned a value that is not JSON", err)
+
+
+class Messages(unittest.TestCase):
+    def test_messages_are_cut_at_a_character_boundary(self):
+        cut = wasmcp._cut("é" * 5000)
+        self.assertEqual(len(cut.encode()), wasmcp.MAX_MESSAGE)
+        self.assertEqual(wasmcp._cut("a" * 8191 + "é"), "a" * 8191)
+
+    def test_log_refuses_an_unknown_level(self):
+        with self.assertRaises(ValueError):
+            wasmcp.log("x", level="loud")
+
+
+class Bundle(unittest.TestCase):
+    def bundle(self, files):
+        d = tempfile.mkdtemp()
+        for name, source in files.items():
+            os.makedirs(os.path.dirname(os.path.join(d, name)), exist_ok=True)
+            with open(os.path.join(d, name), "w") as f:
+                f.write(textwrap.dedent(source))
+        out = os.path.join(d, "init.zip")
+        stdlib = os.path.dirname(os.__file__)
+        p = subprocess.run([sys.executable, "-I", os.path.join(HERE, "wasmcp_bundle.py"), "--stdlib", stdlib,
+                            "--path", d, "--path", HERE, "-o", out, "main"], capture_output=True, text=True)
+        if p.returncode != 0:
+            return None, p.stderr
+        with zipfile.ZipFile(out) as z:
+            return {i.filename: i for i in z.infolist()}, p.stderr
+
+    def test_what_the_tool_imports_even_inside_functions(self):
+        members, err = self.bundle({
+            "main.py": "import helpers.text\ndef f():\n    import fractions\n    return helpers.text.x\n",
+            "helpers/__init__.py": "",
+            "helpers/text.py": "import textwrap\nx = 1\n",
+        })
+        self.assertIsNotNone(members, err)
+        for name in ("main.py", "helpers/__init__.py", "helpers/text.py", "wasmcp.py",
+                     "textwrap.pyc", "fractions.pyc", "json/__init__.pyc", "traceback.pyc"):
+            self.assertIn(name, members)
+        self.assertEqual(members["wasmcp.entry"].file_size, len("main"))
+        self.assertTrue(all(i.compress_type == zipfile.ZIP_STORED for i in members.values()))
+        # CPython's own frozen modules are the runtime's, and nothing the
+        # tool does not import is in.
+        self.assertNotIn("os.pyc", members)
+        self.assertNotIn("unittest/__init__.pyc", members)
+
+    def test_what_cpythons_c_code_imports_when_called(self):
+        members, err = self.bundle({"main.py": "import datetime\n"})
+        self.assertIsNotNone(members, err)
+        for name in ("_strptime.pyc", "encodings/utf_16.pyc", "encodings/idna.pyc"):
+            self.assertIn(name, members)
+
+    def test_a_module_not_found_fails_the_build(self):
+        members, err = self.bundle({"main.py": "def f():\n    import requests\n"})
+        self.assertIsNone(members)
+        self.assertIn("modules not found: requests (imported by main)", err)
+
+    def test_an_import_error_at_import_fails_the_build(self):
+        members, err = self.bundle({"main.py": "import no_such_thing\n"})
+        self.assertIsNone(members)
+        self.assertIn("No module named 'no_such_thing'", err)
+
+
+if __name__ == "__main__":
+    unittest.main()
