@@ -24,36 +24,7 @@ func TestGoReactorIsFreshInEveryCallFromOneSnapshot(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "freshness.manifest.json"), []byte(manifest), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := startHTTPIn(t, dir, "--log-level", "debug")
-	cs := connectHTTP(t, s, "2025-11-25")
-	type report struct {
-		Args          []string
-		Fresh, Frozen map[string]string
-	}
-	var calls [2]report
-	for i := range calls {
-		res := callTool(t, cs, "freshness", map[string]any{})
-		if res.IsError {
-			t.Fatalf("call %d: %s", i, text(res))
-		}
-		if err := json.Unmarshal([]byte(text(res)), &calls[i]); err != nil {
-			t.Fatalf("call %d: %v: %s", i, err, text(res))
-		}
-	}
-	s.waitLog(t, "module snapshotted", "freshness.wasm")
-	for k, v := range calls[0].Fresh {
-		if calls[1].Fresh[k] == v {
-			t.Errorf("%s repeated from one call to the next: %s", k, v)
-		}
-	}
-	if got := calls[0].Args; len(got) != 2 || got[1] != "freshness" {
-		t.Errorf("os.Args in a call is %q; want the call's [freshness freshness]", got)
-	}
-	for k, v := range calls[0].Frozen {
-		if calls[1].Frozen[k] != v {
-			t.Errorf("%s differs between calls (%s, %s): Go now reseeds it, or the calls did not start from one snapshot; update the SDK's README", k, v, calls[1].Frozen[k])
-		}
-	}
+	checkFreshness(t, dir, "os.Args", "Go now reseeds it", "the SDK's README")
 }
 
 // A Python tool called twice from one snapshot: every value the runtime
@@ -64,6 +35,17 @@ func TestPythonIsFreshInEveryCallFromOneSnapshot(t *testing.T) {
 	dir := t.TempDir()
 	buildPython(t, dir, "freshness", "../sdk-guest/python/freshness",
 		`{"abi":1,"start":"reactor","tools":[{"name":"freshness","description":"Reports what it sees.","inputSchema":{"type":"object"},"output":"json"}],"limits":{"memory":"64MiB"}}`)
+	checkFreshness(t, dir, "sys.argv", "the runtime now renews it", "docs/languages.md")
+}
+
+// checkFreshness serves dir, whose reactor tool freshness reports what it
+// sees, and calls it twice: each value it says is fresh must differ from
+// one call to the next, and each it says is frozen must repeat, which
+// shows that both calls started from the one snapshot. args names the
+// language's argv, renewed and frozen the explanation when a frozen value
+// moves and the document to update then.
+func checkFreshness(t *testing.T, dir, args, renewed, doc string) {
+	t.Helper()
 	s := startHTTPIn(t, dir, "--log-level", "debug")
 	cs := connectHTTP(t, s, "2025-11-25")
 	type report struct {
@@ -87,11 +69,11 @@ func TestPythonIsFreshInEveryCallFromOneSnapshot(t *testing.T) {
 		}
 	}
 	if got := calls[0].Args; len(got) != 2 || got[1] != "freshness" {
-		t.Errorf("sys.argv in a call is %q; want the call's [freshness freshness]", got)
+		t.Errorf("%s in a call is %q; want the call's [freshness freshness]", args, got)
 	}
 	for k, v := range calls[0].Frozen {
 		if calls[1].Frozen[k] != v {
-			t.Errorf("%s differs between calls (%s, %s): the runtime now renews it, or the calls did not start from one snapshot; update docs/languages.md", k, v, calls[1].Frozen[k])
+			t.Errorf("%s differs between calls (%s, %s): %s, or the calls did not start from one snapshot; update %s", k, v, calls[1].Frozen[k], renewed, doc)
 		}
 	}
 }
