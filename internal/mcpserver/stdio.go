@@ -41,9 +41,11 @@ type StdioOptions struct {
 // When in ends, requests already read are still answered (up to
 // DrainTimeout), so `printf '...' | wasmcp serve` gets its responses. When
 // ctx ends, no line is taken in any more, and calls in flight may finish
-// (up to ShutdownGrace). Once ServeStdio returns, nothing more is written
-// to out, though a line it was waiting for on in may still be read (a read
-// of stdin cannot be interrupted) and is then dropped.
+// (up to ShutdownGrace). Either wait also bounds the time answers may take
+// to be written: a client that does not read out cannot hold ServeStdio
+// up. Once ServeStdio returns, nothing more is written to out, but for a
+// write out was holding up; a line it was waiting for on in may still be
+// read (a read of stdin cannot be interrupted) and is then dropped.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, opts StdioOptions) error {
 	log := opts.Logger
 	if log == nil {
@@ -78,19 +80,40 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, op
 	if stopping {
 		log.Info("shutting down", "grace", wait)
 	}
+	end := time.Now().Add(wait)
 	if wait > 0 && !c.calls.wait(wait) {
 		log.Warn("calls still running at the end of the wait are cancelled", "wait", wait)
 	}
 	// Input ends for the SDK only now: at end of input it cancels the
 	// calls still running and drops their answers.
 	c.Close()
-	session.Close()
-	_ = session.Wait()
+	// The SDK's Close waits for every answer to be written, and a client
+	// that does not read stdout can hold a write forever: the wait is
+	// bounded by what is left of ours, and at least long enough for
+	// calls just cancelled to return.
+	ended := make(chan struct{})
+	go func() {
+		session.Close()
+		_ = session.Wait()
+		close(ended)
+	}()
+	t := time.NewTimer(max(time.Until(end), cancelWait))
+	defer t.Stop()
+	select {
+	case <-ended:
+	case <-t.C:
+		log.Warn("stopping with answers unwritten: stdout is not being read", "wait", wait)
+	}
 	if werr := c.finish(); err == nil {
 		err = werr
 	}
 	return err
 }
+
+// cancelWait is how long, once the wait for calls in flight is over, the
+// calls it cancels have to return before ServeStdio returns without them.
+// A cancelled run stops within milliseconds.
+const cancelWait = time.Second
 
 // stdioTransport hands the SDK its one connection.
 type stdioTransport struct{ c *stdioConn }
@@ -111,20 +134,24 @@ type stdioConn struct {
 	closed    chan struct{}        // by Close: Read returns io.EOF
 	closeOnce sync.Once
 
-	mu       sync.Mutex // guards out, finished and writeErr
-	out      io.Writer
-	finished bool  // nothing more is written
-	writeErr error // the first failed write
+	out        io.Writer
+	writing    chan struct{} // holds a token while a message is written to out
+	finished   chan struct{} // closed by finish: nothing more is written
+	finishOnce sync.Once
+	errMu      sync.Mutex
+	writeErr   error // the first failed write
 }
 
 func newStdioConn(out io.Writer, log *slog.Logger) *stdioConn {
 	return &stdioConn{
-		log:    log,
-		ids:    newIDSwaps(),
-		calls:  newPending(),
-		msgs:   make(chan jsonrpc.Message),
-		closed: make(chan struct{}),
-		out:    out,
+		log:      log,
+		ids:      newIDSwaps(),
+		calls:    newPending(),
+		msgs:     make(chan jsonrpc.Message),
+		closed:   make(chan struct{}),
+		out:      out,
+		writing:  make(chan struct{}, 1),
+		finished: make(chan struct{}),
 	}
 }
 
@@ -228,8 +255,10 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	resp, isResp := msg.(*jsonrpc.Response)
 	if isResp {
-		// Once written, or failed: either way the request is done with.
-		defer c.calls.done()
+		// Its handler has returned; the answer is on its way, or never
+		// will be. A client that does not read stdout may keep the write
+		// waiting, which ServeStdio's last wait bounds.
+		c.calls.done()
 	}
 	// As the SDK's own connections do: a message for a request that was
 	// cancelled is not sent.
@@ -249,16 +278,29 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 }
 
 // write writes one whole message to out, unless finish has been called.
+// Writes take turns through a channel rather than a mutex, so that those
+// waiting behind one that out holds up give up when finish is called.
 func (c *stdioConn) write(p []byte) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.finished {
+	select {
+	case c.writing <- struct{}{}:
+	case <-c.finished:
 		return errFinished
 	}
-	if c.writeErr != nil {
-		return c.writeErr
+	defer func() { <-c.writing }()
+	select {
+	case <-c.finished:
+		return errFinished
+	default:
+	}
+	c.errMu.Lock()
+	err := c.writeErr
+	c.errMu.Unlock()
+	if err != nil {
+		return err
 	}
 	if _, err := c.out.Write(p); err != nil {
+		c.errMu.Lock()
+		defer c.errMu.Unlock()
 		c.writeErr = fmt.Errorf("writing to stdout: %w", err)
 		return c.writeErr
 	}
@@ -268,11 +310,12 @@ func (c *stdioConn) write(p []byte) error {
 // errFinished is what a write after ServeStdio returns gets.
 var errFinished = errors.New("the stdio connection is closed")
 
-// finish ends all writing, and returns the error a write met, if any.
+// finish ends all writing, and returns the error a write met, if any. A
+// write that out holds up is not waited for: it may still complete.
 func (c *stdioConn) finish() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.finished = true
+	c.finishOnce.Do(func() { close(c.finished) })
+	c.errMu.Lock()
+	defer c.errMu.Unlock()
 	return c.writeErr
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -212,4 +213,51 @@ func TestStdioConnWritesNothingOnceFinished(t *testing.T) {
 	if got := out.since(0); len(got) != 0 {
 		t.Errorf("written after finish: %q", got)
 	}
+}
+
+// TestServeStdioStopsWhenStdoutIsNotRead shuts down while answers wait
+// for a client that never reads stdout: ServeStdio returns at the end of
+// the grace period, on the bubble's clock, and says why.
+func TestServeStdioStopsWhenStdoutIsNotRead(t *testing.T) {
+	s := newTestServer(t, nil)
+	synctest.Test(t, func(t *testing.T) {
+		inR, inW := io.Pipe()
+		stuck := make(chan struct{})
+		logs := &lines{}
+		ctx, cancel := context.WithCancel(context.Background())
+		const grace = time.Hour
+		done := make(chan error, 1)
+		go func() {
+			done <- s.ServeStdio(ctx, inR, unread(stuck), StdioOptions{DrainTimeout: time.Minute, ShutdownGrace: grace, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+		}()
+		go io.WriteString(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n"+
+			`{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n")
+		synctest.Wait() // both answers wait for stdout to be read
+
+		cancel()
+		stopped := time.Now()
+		if err := <-done; err != nil {
+			t.Errorf("ServeStdio = %v", err)
+		}
+		// The ping waits behind the initialize, whose answer the SDK writes
+		// before it handles the next request: it is cancelled at the end of
+		// the grace period, and has cancelWait to return.
+		if waited := time.Since(stopped); waited < grace || waited > grace+cancelWait {
+			t.Errorf("ServeStdio returned %v after the shutdown began; want the grace period, %v, and at most %v more", waited, grace, cancelWait)
+		}
+		if !slices.ContainsFunc(logs.since(0), func(l string) bool { return strings.Contains(l, "stdout is not being read") }) {
+			t.Errorf("no log line says why answers were left unwritten: %q", logs.since(0))
+		}
+		close(stuck)
+		inW.Close()
+	})
+}
+
+// unread is the stdout of a client that does not read it: a write waits
+// until the channel is closed, then fails.
+type unread chan struct{}
+
+func (u unread) Write([]byte) (int, error) {
+	<-u
+	return 0, io.ErrClosedPipe
 }
