@@ -84,6 +84,13 @@ type Config struct {
 	Metrics bool
 	// Version is the server's version in its serverInfo.
 	Version string
+	// RequestBudget bounds the bytes of request bodies the server holds at
+	// once, over every transport (default DefaultRequestBudget; at least
+	// MaxMessageSize).
+	// Over HTTP, a request that would pass it is refused, busy, before its
+	// body is read; over stdio, no more input is read until answers give
+	// some of it back.
+	RequestBudget int64
 	// HTTP configures Handler.
 	HTTP HTTPConfig
 	// ShutdownGrace bounds how long, once ServeStdio's context ends,
@@ -224,7 +231,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		Concurrency: cfg.Concurrency, QueueTimeout: max(cfg.QueueTimeout, 0), Logger: cfg.Logger,
 		Observer: obs, LogArguments: cfg.LogArguments, Prewarm: cfg.Prewarm,
 	})
-	s.mcp = mcpserver.New(s.registry, s.calls, mcpserver.Options{Version: cfg.Version, Logger: cfg.Logger, ListChanged: cfg.Watch})
+	s.mcp = mcpserver.New(s.registry, s.calls, mcpserver.Options{Version: cfg.Version, Logger: cfg.Logger, ListChanged: cfg.Watch, RequestBudget: cfg.RequestBudget})
 	if cfg.Watch {
 		if err := s.watch(); err != nil {
 			s.Close(ctx)
@@ -389,6 +396,10 @@ func (s *Server) CompileAll(ctx context.Context) Status {
 
 // MaxMessageSize bounds one message a client sends, on either transport.
 const MaxMessageSize = mcpserver.MaxMessageSize
+
+// DefaultRequestBudget is the request budget a zero Config.RequestBudget
+// stands for: 8 requests of MaxMessageSize.
+const DefaultRequestBudget = mcpserver.DefaultRequestBudget
 
 // RequireBearer admits only requests that carry the token, compared in
 // constant time; an empty token admits all. Handler applies it with

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/host"
 )
 
@@ -24,6 +25,8 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	addr := fs.String("http", "", "serve Streamable HTTP at `ADDR` (path "+host.Path+") instead of stdio; a bare :PORT binds loopback only")
 	watchDir := fs.Bool("watch", true, "reload the tool directory when its files change, and tell clients")
 	grace := fs.Duration("shutdown-grace", 10*time.Second, "on SIGTERM or SIGINT, how long calls in flight may finish before they are cancelled")
+	budget := abi.Size(host.DefaultRequestBudget)
+	fs.Var(&budget, "request-budget", "bytes of request bodies held at once, over all clients; past it, an HTTP request is refused busy before its body is read, and stdio input waits (at least 4MiB)")
 	var web httpFlags
 	web.register(fs)
 	if code, ok := parse(fs, args, stderr, "[flags]"); !ok {
@@ -37,6 +40,10 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintln(stderr, "wasmcp serve: --shutdown-grace must not be negative")
 		return exitUsage
 	}
+	if budget < host.MaxMessageSize {
+		fmt.Fprintf(stderr, "wasmcp serve: --request-budget must be at least %s, the largest request\n", abi.Size(host.MaxMessageSize))
+		return exitUsage
+	}
 	httpCfg, err := web.handlerOptions()
 	if *addr != "" && err != nil {
 		fmt.Fprintln(stderr, "wasmcp serve:", err)
@@ -47,6 +54,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		c.Watch = *watchDir
 		c.Metrics = *addr != ""
 		c.ShutdownGrace = *grace
+		c.RequestBudget = int64(budget)
 		if *grace == 0 {
 			c.ShutdownGrace = -1 // host.Config's zero is its default
 		}

@@ -7,9 +7,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // BenchmarkServeStdioCall measures one tools/call through the whole server
@@ -77,4 +81,59 @@ func BenchmarkServeHTTPCall(b *testing.B) {
 		}
 	}
 	runCalls(b, call)
+}
+
+// BenchmarkBigCallsWaiting holds 8 stateless calls of 4 MiB each in their
+// handlers, as calls waiting for a run slot are, and reports what each
+// holds of the heap then (live-MiB/call) and allocated on its way there
+// (alloc-MiB/call):
+//
+//	go test -run '^$' -bench BigCallsWaiting -benchtime 5x ./internal/mcpserver/
+func BenchmarkBigCallsWaiting(b *testing.B) {
+	const n = 8
+	s := newTestServer(&testing.T{}, nil)
+	entered, release := make(chan struct{}), make(chan struct{})
+	s.mcp.AddTool(&mcp.Tool{Name: "wait", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		entered <- struct{}{}
+		<-release
+		return &mcp.CallToolResult{}, nil
+	})
+	srv := httptest.NewServer(s.HTTPHandler(HTTPOptions{}))
+	defer srv.Close()
+	const head = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"arguments":{"s":"`
+	body := head + strings.Repeat("x", MaxMessageSize-len(head)-4) + `"}}}`
+	var live, alloc float64
+	for b.Loop() {
+		var before, during runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		var done sync.WaitGroup
+		for range n {
+			done.Go(func() {
+				req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+				req.Header.Set("Mcp-Method", "tools/call")
+				req.Header.Set("Mcp-Name", "wait")
+				if resp, err := srv.Client().Do(req); err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			})
+		}
+		for range n {
+			<-entered
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&during)
+		live += float64(during.HeapAlloc-before.HeapAlloc) / n / (1 << 20)
+		alloc += float64(during.TotalAlloc-before.TotalAlloc) / n / (1 << 20)
+		for range n {
+			release <- struct{}{}
+		}
+		done.Wait()
+	}
+	b.ReportMetric(live/float64(b.N), "live-MiB/call")
+	b.ReportMetric(alloc/float64(b.N), "alloc-MiB/call")
 }

@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/semaphore"
 
+	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/internal/mcpserver/internal/guard"
 )
 
@@ -88,6 +90,8 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		maxSessions: opts.MaxSessions,
 		bodyTimeout: opts.BodyTimeout,
 		ids:         newIDSwaps(),
+		budget:      s.budget,
+		budgetSize:  s.budgetSize,
 	}
 	return withJSONErrors(RequireBearer(opts.AuthToken, http.NewCrossOriginProtection().Handler(r)))
 }
@@ -151,6 +155,8 @@ type router struct {
 	maxSessions         int
 	bodyTimeout         time.Duration
 	ids                 *idSwaps
+	budget              *semaphore.Weighted // bytes of bodies held at once
+	budgetSize          int64
 }
 
 func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -167,18 +173,46 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	// A body is held, in copies the SDK makes too, until its request ends,
+	// and the bodies held at once are bounded: a request whose declared
+	// length, or MaxMessageSize for one not declared, does not fit is
+	// refused before its body is read.
+	charge := r.ContentLength
+	switch {
+	case charge > MaxMessageSize:
+		w.Header().Set("Connection", "close")
+		writeRPCError(w, http.StatusRequestEntityTooLarge, tooLarge)
+		return
+	case charge < 0:
+		charge = MaxMessageSize
+	}
+	if !rt.budget.TryAcquire(charge) {
+		rt.log.Warn("refused a request: the request bodies held take the whole budget", "budget", rt.budgetSize, "request_bytes", charge, "remote", r.RemoteAddr)
+		w.Header().Set("Connection", "close")
+		w.Header().Set("Retry-After", "1")
+		writeRPCError(w, http.StatusServiceUnavailable, guard.ErrorResponse(nil, guard.CodeInternalError,
+			fmt.Sprintf("the server is busy: the requests it is handling hold all of its %s for request bodies; try again shortly", abi.Size(rt.budgetSize))))
+		return
+	}
+	defer func() { rt.budget.Release(charge) }()
+
 	// The deadline covers only the body; it is lifted before the SDK takes
 	// over, because a response stream may rightly stay open for long.
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(rt.bodyTimeout))
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxMessageSize))
+	body, err := readBody(http.MaxBytesReader(w, r.Body, MaxMessageSize), r.ContentLength)
+	if r.ContentLength < 0 {
+		// Only what came is held.
+		rt.budget.Release(charge - int64(len(body)))
+		charge = int64(len(body))
+	}
 	if err != nil {
 		// The deadline stays, and the connection is not reused: the rest of
 		// a body that failed is not worth waiting for.
 		w.Header().Set("Connection", "close")
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			writeRPCError(w, http.StatusRequestEntityTooLarge, guard.ErrorResponse(nil, guard.CodeInvalidRequest, fmt.Sprintf("invalid request: body exceeds %d bytes", MaxMessageSize)))
+			writeRPCError(w, http.StatusRequestEntityTooLarge, tooLarge)
 			return
 		}
 		http.Error(w, "reading request body: "+err.Error(), http.StatusBadRequest)
@@ -191,8 +225,10 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, http.StatusBadRequest, guard.ErrorResponse(v.ID, v.Code, v.Message))
 		return
 	}
-	// From here on, a refusal carries the request's id.
-	errs := &jsonErrors{ResponseWriter: w, id: v.ID}
+	// From here on, a refusal carries the request's id. It is copied, as
+	// nothing here may keep the body once the SDK has its own (see below).
+	id := bytes.Clone(v.ID)
+	errs := &jsonErrors{ResponseWriter: w, id: id}
 	defer errs.finish()
 	w = errs
 
@@ -211,27 +247,43 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		sub := rt.ids.substitute(sessionID, v.ID)
 		defer rt.ids.forget(sub)
 		body, _ = guard.WithMember(body, "id", sub)
-		restore := &restoreID{ResponseWriter: w, sub: sub, id: v.ID}
+		restore := &restoreID{ResponseWriter: w, sub: sub, id: id}
 		defer restore.finish()
 		w = restore
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	r.ContentLength = int64(len(body))
-
 	if sessionID == "" && v.Method == "initialize" && rt.sessions() >= rt.maxSessions {
 		rt.log.Warn("refused a new session: at the session limit", "limit", rt.maxSessions, "remote", r.RemoteAddr)
 		w.Header().Set("Retry-After", "60")
-		writeRPCError(w, http.StatusServiceUnavailable, guard.ErrorResponse(v.ID, guard.CodeInternalError, fmt.Sprintf("the server has its maximum of %d sessions; try again later", rt.maxSessions)))
+		writeRPCError(w, http.StatusServiceUnavailable, guard.ErrorResponse(id, guard.CodeInternalError, fmt.Sprintf("the server has its maximum of %d sessions; try again later", rt.maxSessions)))
 		return
 	}
 
 	modern := sessionID == "" && v.Kind != guard.Response &&
 		(guard.HasModernMeta(v.Params) || r.Header.Get("Mcp-Protocol-Version") >= modernVersion)
+	// The SDK reads the body into a buffer of its own (on the stateless
+	// path, twice) and keeps decoded copies of the params for the whole
+	// call. It gets the body on a copy of the request, so that net/http's
+	// request, which lives as long, does not keep ours as well.
+	sdkReq := r.WithContext(r.Context())
+	sdkReq.Body = io.NopCloser(bytes.NewReader(body))
+	sdkReq.ContentLength = int64(len(body))
 	if modern {
-		rt.stateless.ServeHTTP(w, r)
+		rt.stateless.ServeHTTP(w, sdkReq)
 		return
 	}
-	rt.stateful.ServeHTTP(w, r)
+	rt.stateful.ServeHTTP(w, sdkReq)
+}
+
+// tooLarge is the refusal of a body over MaxMessageSize.
+var tooLarge = guard.ErrorResponse(nil, guard.CodeInvalidRequest, fmt.Sprintf("invalid request: body exceeds %d bytes", MaxMessageSize))
+
+// readBody reads a body into a buffer of its declared size, if it has one
+// (size is then at most MaxMessageSize): reading into a growing buffer
+// would allocate several times its size.
+func readBody(r io.Reader, size int64) ([]byte, error) {
+	b := bytes.NewBuffer(make([]byte, 0, max(size, 0)+bytes.MinRead))
+	_, err := b.ReadFrom(r)
+	return b.Bytes(), err
 }
 
 func writeRPCError(w http.ResponseWriter, status int, body []byte) {

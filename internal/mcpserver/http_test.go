@@ -11,19 +11,30 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/semaphore"
 )
 
-func TestRouterSendsEachEraToItsHandler(t *testing.T) {
-	var got string
-	rt := &router{
-		stateful:    http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = "stateful" }),
-		stateless:   http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = "stateless" }),
-		log:         sdkLogger(discard()),
+// newTestRouter is a router to the handlers given, with no sessions open,
+// room for one, and the default request budget.
+func newTestRouter(stateful, stateless http.Handler) *router {
+	return &router{
+		stateful:    stateful,
+		stateless:   stateless,
+		log:         discard(),
 		sessions:    func() int { return 0 },
 		maxSessions: 1,
 		bodyTimeout: time.Minute,
 		ids:         newIDSwaps(),
+		budget:      semaphore.NewWeighted(DefaultRequestBudget),
+		budgetSize:  DefaultRequestBudget,
 	}
+}
+
+func TestRouterSendsEachEraToItsHandler(t *testing.T) {
+	var got string
+	rt := newTestRouter(
+		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = "stateful" }),
+		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = "stateless" }))
 	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 	for _, tc := range []struct {
 		name, body string
@@ -101,14 +112,9 @@ func TestStatelessCallEndsWithItsHTTPRequest(t *testing.T) {
 
 func TestRouterRefusesSessionsPastTheLimit(t *testing.T) {
 	served := false
-	rt := &router{
-		stateful:    http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served = true }),
-		log:         discard(),
-		sessions:    func() int { return 3 },
-		maxSessions: 3,
-		bodyTimeout: time.Minute,
-		ids:         newIDSwaps(),
-	}
+	rt := newTestRouter(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served = true }), nil)
+	rt.sessions = func() int { return 3 }
+	rt.maxSessions = 3
 	rec := httptest.NewRecorder()
 	rt.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, Path, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"initialize","params":{}}`)))
 	if served || rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") == "" {
@@ -159,12 +165,8 @@ func TestBearerTokenIsRequired(t *testing.T) {
 
 func TestUnknownNotificationsAreAcceptedAndDropped(t *testing.T) {
 	reached := false
-	rt := &router{
-		stateful:  http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached = true }),
-		stateless: http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached = true }),
-		log:       discard(),
-		sessions:  func() int { return 0 }, maxSessions: 1, bodyTimeout: time.Minute, ids: newIDSwaps(),
-	}
+	reach := http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached = true })
+	rt := newTestRouter(reach, reach)
 	rec := httptest.NewRecorder()
 	rt.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, Path, strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/whatever"}`)))
 	if rec.Code != http.StatusAccepted || reached || rec.Body.Len() != 0 {
@@ -174,4 +176,96 @@ func TestUnknownNotificationsAreAcceptedAndDropped(t *testing.T) {
 	if !reached {
 		t.Error("notifications/cancelled was not passed to the SDK")
 	}
+}
+
+// TestRouterRefusesBodiesBeyondTheBudget holds most of the request budget
+// with a request whose handler waits: a request whose declared length
+// does not fit is refused busy before its body is read, and so is one that
+// declares none, as it might be as large as any; once the first request
+// ends, both are served and give their bytes back.
+func TestRouterRefusesBodiesBeyondTheBudget(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Hold") != "" {
+			entered <- struct{}{}
+			<-release
+		}
+	})
+	rt := newTestRouter(handler, handler)
+	rt.budget, rt.budgetSize = semaphore.NewWeighted(MaxMessageSize), MaxMessageSize
+	held := make(chan struct{})
+	go func() {
+		req, _ := bodyRequest(3<<20, 3<<20)
+		req.Header.Set("X-Hold", "1")
+		rt.ServeHTTP(httptest.NewRecorder(), req)
+		close(held)
+	}()
+	<-entered
+
+	for _, tc := range []struct {
+		name     string
+		declared int
+		status   int
+	}{
+		{"too large for what is left", 2 << 20, http.StatusServiceUnavailable},
+		{"of undeclared length", -1, http.StatusServiceUnavailable},
+		{"over the size limit", MaxMessageSize + 1, http.StatusRequestEntityTooLarge},
+	} {
+		req, body := bodyRequest(2<<20, tc.declared)
+		rec := httptest.NewRecorder()
+		rt.ServeHTTP(rec, req)
+		var reply reply
+		json.Unmarshal(rec.Body.Bytes(), &reply)
+		if rec.Code != tc.status || reply.Error == nil || rec.Header().Get("Connection") != "close" {
+			t.Errorf("a body %s: status %d, Connection %q, body %s; want %d, a JSON-RPC error and the connection closed",
+				tc.name, rec.Code, rec.Header().Get("Connection"), rec.Body, tc.status)
+		}
+		if tc.status == http.StatusServiceUnavailable && (rec.Header().Get("Retry-After") == "" || !strings.Contains(reply.Error.Message, "busy")) {
+			t.Errorf("a body %s: Retry-After %q, message %+v; want the server busy", tc.name, rec.Header().Get("Retry-After"), reply.Error)
+		}
+		if body.read {
+			t.Errorf("a body %s was read before it was refused", tc.name)
+		}
+	}
+
+	close(release)
+	<-held
+	for _, declared := range []int{2 << 20, -1} {
+		rec := httptest.NewRecorder()
+		req, _ := bodyRequest(2<<20, declared)
+		rt.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			t.Errorf("a body of declared length %d once the budget is free: status %d, %s", declared, rec.Code, rec.Body)
+		}
+	}
+	if !rt.budget.TryAcquire(MaxMessageSize) {
+		t.Error("the budget is not whole once every request has ended")
+	}
+}
+
+// callOfSize is a tools/call of n bytes.
+func callOfSize(n int) string {
+	const head, tail = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"pad":"`, `"}}}`
+	return head + strings.Repeat("x", n-len(head)-len(tail)) + tail
+}
+
+// bodyRequest is a POST of a tools/call of n bytes that declares the
+// length declared (-1: none), with its body, which records whether it is
+// read.
+func bodyRequest(n, declared int) (*http.Request, *watched) {
+	body := &watched{r: strings.NewReader(callOfSize(n))}
+	req := httptest.NewRequest(http.MethodPost, Path, body)
+	req.ContentLength = int64(declared)
+	return req, body
+}
+
+// watched is a body that records whether it was read.
+type watched struct {
+	r    io.Reader
+	read bool
+}
+
+func (w *watched) Read(p []byte) (int, error) {
+	w.read = true
+	return w.r.Read(p)
 }

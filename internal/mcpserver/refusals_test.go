@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
-	"time"
 )
 
 // refusal is one way a request over HTTP is refused, and the answer it
@@ -151,7 +150,7 @@ func TestEveryHTTPRefusalIsJSONRPC(t *testing.T) {
 		checkRefusal(t, authed.URL, refusal{body: ping, status: 401, code: -32600, id: "null", headers: map[string]string{"WWW-Authenticate": "Bearer"}})
 	})
 	t.Run("a body that fails to arrive", func(t *testing.T) {
-		rt := &router{log: discard(), sessions: func() int { return 0 }, maxSessions: 1, bodyTimeout: time.Minute, ids: newIDSwaps()}
+		rt := newTestRouter(nil, nil)
 		rec := httptest.NewRecorder()
 		withJSONErrors(rt).ServeHTTP(rec, httptest.NewRequest(http.MethodPost, Path, iotest.ErrReader(iotest.ErrTimeout)))
 		var body struct {

@@ -24,6 +24,12 @@ import (
 // second module, a tool whose schema the SDK refuses.
 func newTestServer(t *testing.T, log *slog.Logger) *Server {
 	t.Helper()
+	return newTestServerWith(t, Options{Version: "test", Logger: log})
+}
+
+// newTestServerWith is newTestServer with options of the test's own.
+func newTestServerWith(t *testing.T, opts Options) *Server {
+	t.Helper()
 	dir := t.TempDir()
 	wattest.Write(t, dir, "echo", "a_echo")
 	write(t, filepath.Join(dir, "a_echo.manifest.json"), `{"abi":1,"tools":[{"name":"echo","description":"echoes","inputSchema":{"type":"object"}}]}`)
@@ -43,7 +49,7 @@ func newTestServer(t *testing.T, log *slog.Logger) *Server {
 	}
 	d := dispatch.New(reg, dispatch.Options{QueueTimeout: time.Second})
 	t.Cleanup(d.Close)
-	return New(reg, d, Options{Version: "test", Logger: log})
+	return New(reg, d, opts)
 }
 
 func write(t *testing.T, path, content string) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/wasmcp/wasmcp/internal/mcpserver/internal/guard"
 )
@@ -36,7 +37,10 @@ type StdioOptions struct {
 // ServeStdio serves one client over newline-delimited JSON-RPC on in and
 // out until in ends or ctx is cancelled. Each inbound line is checked by the
 // guard: a malformed one is answered with a JSON-RPC error and the
-// connection goes on, where the SDK alone would close it.
+// connection goes on, where the SDK alone would close it. Each request
+// holds its length, and at least 64 KiB, of the server's request budget
+// (Options.RequestBudget) until it is answered; while the budget is spent,
+// no more is read from in.
 //
 // When in ends, requests already read are still answered (up to
 // DrainTimeout), so `printf '...' | wasmcp serve` gets its responses. When
@@ -51,7 +55,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, op
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := newStdioConn(out, log)
+	c := newStdioConn(out, log, s.budget)
 	// The session outlives ctx: ctx ending starts a graceful stop, in
 	// which calls in flight may still finish.
 	session, err := s.mcp.Connect(context.WithoutCancel(ctx), stdioTransport{c}, nil)
@@ -107,6 +111,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, op
 	if werr := c.finish(); err == nil {
 		err = werr
 	}
+	c.calls.release()
 	return err
 }
 
@@ -142,11 +147,11 @@ type stdioConn struct {
 	writeErr   error // the first failed write
 }
 
-func newStdioConn(out io.Writer, log *slog.Logger) *stdioConn {
+func newStdioConn(out io.Writer, log *slog.Logger, budget *semaphore.Weighted) *stdioConn {
 	return &stdioConn{
 		log:      log,
 		ids:      newIDSwaps(),
-		calls:    newPending(),
+		calls:    newPending(budget, log),
 		msgs:     make(chan jsonrpc.Message),
 		closed:   make(chan struct{}),
 		out:      out,
@@ -200,7 +205,7 @@ func (c *stdioConn) take(msg []byte) bool {
 		msg, _ = guard.WithMember(msg, "id", c.ids.substitute("", v.ID))
 	case v.Method == "notifications/cancelled":
 		if msg = c.ids.cancelled("", msg, v.Params); msg == nil {
-			return c.calls.admit(false)
+			return c.calls.open()
 		}
 	}
 	m, err := jsonrpc.DecodeMessage(msg)
@@ -212,17 +217,43 @@ func (c *stdioConn) take(msg []byte) bool {
 			"refused malformed message", "code", guard.CodeInvalidRequest, "reason", err)
 	}
 	req, ok := m.(*jsonrpc.Request)
-	call := ok && req.IsCall() // which the SDK answers
-	if !c.calls.admit(call) {
+	if !ok || !req.IsCall() {
+		// A notification, or an answer to the SDK: handled as it comes,
+		// and held no longer.
+		return c.calls.open() && c.hand(m)
+	}
+	written, err := c.calls.admit(req.ID, max(int64(len(msg)), minCharge))
+	switch {
+	case errors.Is(err, errInFlight):
+		// The SDK would answer it without its id.
+		return c.refuse(guard.ErrorResponse(v.ID, guard.CodeInvalidRequest, "invalid request: the id is in use by a request in flight; give each request in flight an id of its own"),
+			"refused a request whose id is in use", "code", guard.CodeInvalidRequest)
+	case err != nil:
 		return false
 	}
+	if !c.hand(m) {
+		c.calls.written(c.calls.answered(req.ID))
+		return false
+	}
+	if req.Method == "initialize" {
+		// The SDK handles nothing else until an initialize is answered:
+		// what was taken in meanwhile would only wait in its queue,
+		// beyond the budget.
+		select {
+		case <-written:
+		case <-c.calls.stopped():
+		}
+	}
+	return true
+}
+
+// hand hands m to the SDK, unless the SDK's input has ended. It reports
+// whether it did.
+func (c *stdioConn) hand(m jsonrpc.Message) bool {
 	select {
 	case c.msgs <- m:
 		return true
 	case <-c.closed:
-		if call {
-			c.calls.done()
-		}
 		return false
 	}
 }
@@ -230,7 +261,7 @@ func (c *stdioConn) take(msg []byte) bool {
 // refuse logs why a line is refused and writes the guard's answer to it,
 // unless no more lines are taken in. It reports whether more are.
 func (c *stdioConn) refuse(answer []byte, why string, attrs ...any) bool {
-	if !c.calls.admit(false) {
+	if !c.calls.open() {
 		return false
 	}
 	c.log.Warn(why, attrs...)
@@ -257,8 +288,9 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if isResp {
 		// Its handler has returned; the answer is on its way, or never
 		// will be. A client that does not read stdout may keep the write
-		// waiting, which ServeStdio's last wait bounds.
-		c.calls.done()
+		// waiting, which ServeStdio's last wait bounds, and the request
+		// its share of the budget.
+		defer c.calls.written(c.calls.answered(resp.ID))
 	}
 	// As the SDK's own connections do: a message for a request that was
 	// cancelled is not sent.
