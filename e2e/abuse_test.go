@@ -346,3 +346,52 @@ func TestRequestBudgetOverStdio(t *testing.T) {
 		t.Errorf("%d requests answered; want %d", len(seen), n)
 	}
 }
+
+// TestStreamsLeaveRoomForOtherClients opens as many subscriptions/listen
+// streams, which need no session, as --max-connections allows
+// connections: those past half of them are refused with a JSON-RPC error,
+// and /healthz and other clients' calls are still answered.
+func TestStreamsLeaveRoomForOtherClients(t *testing.T) {
+	const max = 8
+	s := startHTTP(t, "--max-connections", fmt.Sprint(max))
+	host := strings.TrimPrefix(strings.TrimSuffix(s.url, "/mcp"), "http://")
+	listen := `{"jsonrpc":"2.0","id":"l","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},` + modernMeta + `}}`
+	streams := 0
+	for range max {
+		c, err := net.Dial("tcp", host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
+			"Mcp-Protocol-Version: 2026-07-28\r\nMcp-Method: subscriptions/listen\r\nContent-Length: %d\r\n\r\n%s", host, len(listen), listen)
+		c.SetReadDeadline(time.Now().Add(time.Minute)) // against a hang
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatalf("a listen stream after %d open: %v", streams, err)
+		}
+		switch resp.StatusCode {
+		case http.StatusOK:
+			streams++
+		case http.StatusServiceUnavailable:
+			var r rpcReply
+			if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || r.Error == nil || string(r.ID) != `"l"` {
+				t.Errorf("a refused stream's answer: %+v, %v; want a JSON-RPC error with its id", r, err)
+			}
+		default:
+			t.Errorf("a listen stream: status %d", resp.StatusCode)
+		}
+	}
+	if streams != max/2 {
+		t.Errorf("%d streams open; want %d, half of --max-connections", streams, max/2)
+	}
+	client := &http.Client{Transport: &http.Transport{}, Timeout: time.Minute} // against a hang
+	resp, err := client.Get("http://" + host + "/healthz")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("/healthz with the streams open: %v, %v", resp, err)
+	}
+	resp.Body.Close()
+	if res := callTool(t, connectHTTP(t, s, "2026-07-28"), "calculate", map[string]any{"a": 1, "b": 1, "operation": "add"}); text(res) != "2.0" {
+		t.Errorf("a call with the streams open: %q", text(res))
+	}
+}

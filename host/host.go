@@ -164,6 +164,11 @@ type HTTPConfig struct {
 	// BodyTimeout bounds how long a client may take to send a request's
 	// body (default 30 s).
 	BodyTimeout time.Duration
+	// MaxStreams bounds the long-lived streams open at once: sessions' GET
+	// streams and subscriptions/listen (default 512). Each holds its
+	// connection, so keep it well below the connections the listener
+	// accepts; the CLI makes it half of them.
+	MaxStreams int
 }
 
 // Engines lists the WebAssembly engines this build can run, the default
@@ -335,6 +340,7 @@ func (s *Server) Handler() http.Handler {
 		MaxSessions:        s.cfg.HTTP.MaxSessions,
 		SessionIdleTimeout: s.cfg.HTTP.SessionIdleTimeout,
 		BodyTimeout:        s.cfg.HTTP.BodyTimeout,
+		MaxStreams:         s.cfg.HTTP.MaxStreams,
 	})
 }
 

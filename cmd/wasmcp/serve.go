@@ -96,7 +96,7 @@ func (f *httpFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.authTokenFile, "auth-token-file", "", "require `FILE`'s contents as a bearer token on every HTTP request (the minimum before exposing the server beyond loopback)")
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "serve HTTPS with this certificate `FILE` (PEM; with --tls-key)")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "the private key `FILE` for --tls-cert (PEM)")
-	fs.IntVar(&f.maxConnections, "max-connections", 1024, "HTTP connections open at once; past it, a new one closes the connection idle longest, or waits while all are busy")
+	fs.IntVar(&f.maxConnections, "max-connections", 1024, "HTTP connections open at once; past it, a new one closes the connection idle longest, or waits while all are busy. At most half may hold long-lived streams (GET, subscriptions/listen); a stream past that is refused with 503")
 	fs.IntVar(&f.maxSessions, "max-sessions", 1024, "live 2025-11-25 sessions; a new one past this is refused with 503")
 	fs.DurationVar(&f.sessionIdle, "session-idle-timeout", 10*time.Minute, "close a 2025-11-25 session idle this long")
 	fs.DurationVar(&f.readTimeout, "read-timeout", 30*time.Second, "time a client has to send a request's headers, and then its body")
@@ -107,6 +107,9 @@ func (f *httpFlags) handlerOptions() (host.HTTPConfig, error) {
 		MaxSessions:        f.maxSessions,
 		SessionIdleTimeout: f.sessionIdle,
 		BodyTimeout:        f.readTimeout,
+		// Streams hold their connections: half of them are left for
+		// everything else, /healthz included.
+		MaxStreams: f.maxConnections / 2,
 	}
 	if f.authTokenFile != "" {
 		b, err := os.ReadFile(f.authTokenFile)
@@ -121,8 +124,11 @@ func (f *httpFlags) handlerOptions() (host.HTTPConfig, error) {
 	if (f.tlsCert == "") != (f.tlsKey == "") {
 		return opts, errors.New("--tls-cert and --tls-key go together")
 	}
-	if f.maxConnections < 1 || f.maxSessions < 1 || f.sessionIdle <= 0 || f.readTimeout <= 0 {
-		return opts, errors.New("--max-connections, --max-sessions, --session-idle-timeout and --read-timeout must be positive")
+	if f.maxConnections < 2 {
+		return opts, errors.New("--max-connections must be at least 2: half of the connections may hold streams")
+	}
+	if f.maxSessions < 1 || f.sessionIdle <= 0 || f.readTimeout <= 0 {
+		return opts, errors.New("--max-sessions, --session-idle-timeout and --read-timeout must be positive")
 	}
 	return opts, nil
 }

@@ -40,6 +40,12 @@ type HTTPOptions struct {
 	// BodyTimeout bounds how long a client may take to send a request body
 	// (default 30 seconds), so a slow sender cannot hold a connection.
 	BodyTimeout time.Duration
+	// MaxStreams bounds the long-lived streams open at once (default
+	// 512): 2025-11-25 sessions' GET streams and 2026-07-28
+	// subscriptions/listen streams. A stream beyond it is refused with
+	// 503. Keep it below the connections the listener accepts, so that
+	// streams, which hold their connections, leave room for the rest.
+	MaxStreams int
 }
 
 // Defaults for HTTPOptions.
@@ -47,6 +53,7 @@ const (
 	DefaultMaxSessions        = 1024
 	DefaultSessionIdleTimeout = 10 * time.Minute
 	DefaultBodyTimeout        = 30 * time.Second
+	DefaultMaxStreams         = 512
 )
 
 // HTTPHandler serves the server over Streamable HTTP, for clients of both
@@ -92,6 +99,8 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		ids:         newIDSwaps(),
 		budget:      s.budget,
 		budgetSize:  s.budgetSize,
+		streams:     semaphore.NewWeighted(int64(opts.MaxStreams)),
+		maxStreams:  opts.MaxStreams,
 	}
 	return withJSONErrors(RequireBearer(opts.AuthToken, http.NewCrossOriginProtection().Handler(r)))
 }
@@ -105,6 +114,9 @@ func (o *HTTPOptions) setDefaults() {
 	}
 	if o.BodyTimeout <= 0 {
 		o.BodyTimeout = DefaultBodyTimeout
+	}
+	if o.MaxStreams <= 0 {
+		o.MaxStreams = DefaultMaxStreams
 	}
 }
 
@@ -157,6 +169,8 @@ type router struct {
 	ids                 *idSwaps
 	budget              *semaphore.Weighted // bytes of bodies held at once
 	budgetSize          int64
+	streams             *semaphore.Weighted // long-lived streams open
+	maxStreams          int
 }
 
 func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -168,6 +182,13 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Allow", http.MethodPost)
 			http.Error(w, "method not allowed: without an Mcp-Session-Id, only POST is served", http.StatusMethodNotAllowed)
 			return
+		}
+		if r.Method == http.MethodGet {
+			// A session's stream, which stays open.
+			if !rt.openStream(w, r, nil) {
+				return
+			}
+			defer rt.streams.Release(1)
 		}
 		rt.stateful.ServeHTTP(w, r)
 		return
@@ -258,6 +279,14 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	if v.Kind == guard.Request && v.Method == "subscriptions/listen" {
+		// A stream that stays open until the client ends it.
+		if !rt.openStream(w, r, id) {
+			return
+		}
+		defer rt.streams.Release(1)
+	}
+
 	modern := sessionID == "" && v.Kind != guard.Response &&
 		(guard.HasModernMeta(v.Params) || r.Header.Get("Mcp-Protocol-Version") >= modernVersion)
 	// The SDK reads the body into a buffer of its own (on the stateless
@@ -272,6 +301,22 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rt.stateful.ServeHTTP(w, sdkReq)
+}
+
+// openStream takes one of the long-lived streams for r, whose id is id
+// (nil for a GET), or refuses it, and reports whether it may go on. Each
+// stream holds its connection for as long as it is open, so without a cap
+// of their own, streams could take every connection the listener accepts
+// and lock out every other request, /healthz included.
+func (rt *router) openStream(w http.ResponseWriter, r *http.Request, id json.RawMessage) bool {
+	if rt.streams.TryAcquire(1) {
+		return true
+	}
+	rt.log.Warn("refused a stream: at the limit of open streams", "limit", rt.maxStreams, "remote", r.RemoteAddr)
+	w.Header().Set("Retry-After", "60")
+	writeRPCError(w, http.StatusServiceUnavailable, guard.ErrorResponse(id, guard.CodeInternalError,
+		fmt.Sprintf("the server has its maximum of %d open streams; try again later, or go on without one", rt.maxStreams)))
+	return false
 }
 
 // tooLarge is the refusal of a body over MaxMessageSize.

@@ -27,6 +27,8 @@ func newTestRouter(stateful, stateless http.Handler) *router {
 		ids:         newIDSwaps(),
 		budget:      semaphore.NewWeighted(DefaultRequestBudget),
 		budgetSize:  DefaultRequestBudget,
+		streams:     semaphore.NewWeighted(DefaultMaxStreams),
+		maxStreams:  DefaultMaxStreams,
 	}
 }
 
@@ -268,4 +270,77 @@ type watched struct {
 func (w *watched) Read(p []byte) (int, error) {
 	w.read = true
 	return w.r.Read(p)
+}
+
+// TestRouterCapsLongLivedStreams opens streams up to the cap, a
+// subscriptions/listen and a session's GET, whose handlers stay until
+// released: the next of either kind is refused with 503 and a JSON-RPC
+// error, while other requests are served; once they end, streams open
+// again.
+func TestRouterCapsLongLivedStreams(t *testing.T) {
+	entered := make(chan struct{})
+	endListens, endGets := make(chan struct{}), make(chan struct{})
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		switch {
+		case r.Method == http.MethodGet:
+			entered <- struct{}{}
+			<-endGets
+		case strings.Contains(string(body), "subscriptions/listen"):
+			entered <- struct{}{}
+			<-endListens
+		}
+	})
+	rt := newTestRouter(handler, handler)
+	rt.streams, rt.maxStreams = semaphore.NewWeighted(2), 2
+	const listen = `{"jsonrpc":"2.0","id":"l","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},` + modernMeta + `}}`
+	listenReq := func() *http.Request {
+		req := httptest.NewRequest(http.MethodPost, Path, strings.NewReader(listen))
+		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		return req
+	}
+	getReq := func() *http.Request {
+		req := httptest.NewRequest(http.MethodGet, Path, nil)
+		req.Header.Set("Mcp-Session-Id", "s")
+		return req
+	}
+	serve := func(req *http.Request) <-chan struct{} {
+		done := make(chan struct{})
+		go func() {
+			rt.ServeHTTP(httptest.NewRecorder(), req)
+			close(done)
+		}()
+		return done
+	}
+	listened := serve(listenReq())
+	<-entered
+	got := serve(getReq())
+	<-entered
+
+	for _, tc := range []struct {
+		name string
+		req  *http.Request
+		id   string
+	}{{"a listen stream", listenReq(), `"l"`}, {"a session's GET stream", getReq(), "null"}} {
+		rec := httptest.NewRecorder()
+		withJSONErrors(rt).ServeHTTP(rec, tc.req)
+		var reply reply
+		json.Unmarshal(rec.Body.Bytes(), &reply)
+		if rec.Code != http.StatusServiceUnavailable || reply.Error == nil || string(reply.ID) != tc.id || rec.Header().Get("Retry-After") == "" {
+			t.Errorf("%s past the cap: status %d, Retry-After %q, body %s; want 503 and a JSON-RPC error with id %s", tc.name, rec.Code, rec.Header().Get("Retry-After"), rec.Body, tc.id)
+		}
+	}
+	rec := httptest.NewRecorder()
+	rt.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, Path, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)))
+	if rec.Code != http.StatusOK {
+		t.Errorf("a request at the stream cap: status %d, %s", rec.Code, rec.Body)
+	}
+
+	close(endListens)
+	<-listened
+	close(endGets)
+	<-got
+	if !rt.streams.TryAcquire(2) {
+		t.Error("the streams that ended did not both give their room back")
+	}
 }
