@@ -240,8 +240,9 @@ func selfSigned(t *testing.T, dir string) (certFile, keyFile string, pool *x509.
 	return certFile, keyFile, pool
 }
 
-// TestSessionLimit opens sessions up to --max-sessions; the next is refused
-// and the open ones keep working.
+// TestSessionLimit opens sessions up to --max-sessions with clients that
+// keep their streams open, as the SDK's do: every session is in use, so
+// the next is refused, and the open ones keep working.
 func TestSessionLimit(t *testing.T) {
 	s := startHTTP(t, "--max-sessions", "2")
 	a := connectHTTP(t, s, "2025-11-25")
@@ -393,5 +394,38 @@ func TestStreamsLeaveRoomForOtherClients(t *testing.T) {
 	resp.Body.Close()
 	if res := callTool(t, connectHTTP(t, s, "2026-07-28"), "calculate", map[string]any{"a": 1, "b": 1, "operation": "add"}); text(res) != "2.0" {
 		t.Errorf("a call with the streams open: %q", text(res))
+	}
+}
+
+// TestIdleSessionsMakeRoom fills --max-sessions with a client that keeps
+// no stream open and a bare initialize, as a flood of them would: the
+// next initialize closes the session idle longest, the client's, which is
+// told its session is not found, and a new client still gets in.
+func TestIdleSessionsMakeRoom(t *testing.T) {
+	s := startHTTP(t, "--max-sessions", "2")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	evicted, err := mcp.NewClient(&mcp.Implementation{Name: "idle", Version: "1"}, nil).
+		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.url, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer evicted.Close()
+	legacy := map[string]string{"Mcp-Protocol-Version": "2025-11-25"}
+	for range 2 {
+		if status, r, h := post(t, s.url, initialize, legacy); status != http.StatusOK || h.Get("Mcp-Session-Id") == "" {
+			t.Fatalf("a bare initialize at the session limit: status %d, error %+v", status, r.Error)
+		}
+	}
+	s.waitLog(t, "closed the session idle longest")
+	status, r, _ := post(t, s.url, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, map[string]string{"Mcp-Session-Id": evicted.ID(), "Mcp-Protocol-Version": "2025-11-25"})
+	if status != http.StatusNotFound || r.Error == nil || !strings.Contains(r.Error.Message, "session not found") {
+		t.Errorf("a request in the closed session: status %d, error %+v; want 404, session not found", status, r.Error)
+	}
+	if _, err := evicted.CallTool(ctx, &mcp.CallToolParams{Name: "calculate", Arguments: map[string]any{"a": 1, "b": 1, "operation": "add"}}); err == nil || !strings.Contains(err.Error(), "session not found") {
+		t.Errorf("the closed session's client calling: %v; want session not found", err)
+	}
+	if res := callTool(t, connectHTTP(t, s, "2025-11-25"), "calculate", map[string]any{"a": 1, "b": 1, "operation": "add"}); text(res) != "2.0" {
+		t.Errorf("a new client at the session limit: calculate = %q", text(res))
 	}
 }

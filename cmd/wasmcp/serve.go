@@ -97,7 +97,7 @@ func (f *httpFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "serve HTTPS with this certificate `FILE` (PEM; with --tls-key)")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "the private key `FILE` for --tls-cert (PEM)")
 	fs.IntVar(&f.maxConnections, "max-connections", 1024, "HTTP connections open at once; past it, a new one closes the connection idle longest, or waits while all are busy. At most half may hold long-lived streams (GET, subscriptions/listen); a stream past that is refused with 503")
-	fs.IntVar(&f.maxSessions, "max-sessions", 1024, "live 2025-11-25 sessions; a new one past this is refused with 503")
+	fs.IntVar(&f.maxSessions, "max-sessions", 1024, "live 2025-11-25 sessions; a new one past this closes the session idle longest, or is refused with 503 while every session is in use")
 	fs.DurationVar(&f.sessionIdle, "session-idle-timeout", 10*time.Minute, "close a 2025-11-25 session idle this long")
 	fs.DurationVar(&f.readTimeout, "read-timeout", 30*time.Second, "time a client has to send a request's headers, and then its body")
 }

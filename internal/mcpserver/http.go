@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -31,8 +32,11 @@ type HTTPOptions struct {
 	// AuthToken, if set, must be presented by every request as
 	// "Authorization: Bearer <token>".
 	AuthToken string
-	// MaxSessions bounds live 2025-11-25 sessions (default 1024); an
-	// initialize beyond it is answered 503.
+	// MaxSessions bounds live 2025-11-25 sessions (default 1024). An
+	// initialize beyond it closes the session idle longest, one with no
+	// request in progress and no stream open, whose client is then told
+	// the session is not found and may initialize again; with every session
+	// busy, it is answered 503.
 	MaxSessions int
 	// SessionIdleTimeout closes a session that has seen no request for
 	// this long (default 10 minutes), so abandoned sessions do not pile up.
@@ -93,8 +97,7 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		stateful:    mcp.NewStreamableHTTPHandler(getServer, &base),
 		stateless:   mcp.NewStreamableHTTPHandler(getServer, &stateless),
 		log:         log,
-		sessions:    func() int { return s.liveSessions() },
-		maxSessions: opts.MaxSessions,
+		sessions:    newSessionUse(s.sessions, opts.MaxSessions, log),
 		bodyTimeout: opts.BodyTimeout,
 		ids:         newIDSwaps(),
 		budget:      s.budget,
@@ -120,16 +123,15 @@ func (o *HTTPOptions) setDefaults() {
 	}
 }
 
-// liveSessions counts the sessions that have an id: the stateful HTTP
-// ones. Stateless requests and stdio have none.
-func (s *Server) liveSessions() int {
-	n := 0
-	for ss := range s.mcp.Sessions() {
-		if ss.ID() != "" {
-			n++
+// sessions lists the SDK's sessions.
+func (s *Server) sessions() iter.Seq[session] {
+	return func(yield func(session) bool) {
+		for ss := range s.mcp.Sessions() {
+			if !yield(ss) {
+				return
+			}
 		}
 	}
-	return n
 }
 
 // RequireBearer admits only requests that carry the token; an empty token
@@ -163,8 +165,7 @@ var clientNotifications = map[string]bool{
 type router struct {
 	stateful, stateless http.Handler
 	log                 *slog.Logger
-	sessions            func() int
-	maxSessions         int
+	sessions            *sessionUse
 	bodyTimeout         time.Duration
 	ids                 *idSwaps
 	budget              *semaphore.Weighted // bytes of bodies held at once
@@ -175,6 +176,10 @@ type router struct {
 
 func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sessionID := r.Header.Get("Mcp-Session-Id")
+	if sessionID != "" {
+		// In use, and not to be closed to make room, while this lasts.
+		defer rt.sessions.begin(sessionID)()
+	}
 	if r.Method != http.MethodPost {
 		if sessionID == "" {
 			// Only 2025-11-25 sessions have GET streams and DELETE; without a
@@ -272,11 +277,14 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer restore.finish()
 		w = restore
 	}
-	if sessionID == "" && v.Method == "initialize" && rt.sessions() >= rt.maxSessions {
-		rt.log.Warn("refused a new session: at the session limit", "limit", rt.maxSessions, "remote", r.RemoteAddr)
-		w.Header().Set("Retry-After", "60")
-		writeRPCError(w, http.StatusServiceUnavailable, guard.ErrorResponse(id, guard.CodeInternalError, fmt.Sprintf("the server has its maximum of %d sessions; try again later", rt.maxSessions)))
-		return
+	if sessionID == "" && v.Method == "initialize" {
+		if !rt.sessions.makeRoom() {
+			rt.log.Warn("refused a new session: at the session limit, with every session in use", "limit", rt.sessions.max, "remote", r.RemoteAddr)
+			w.Header().Set("Retry-After", "60")
+			writeRPCError(w, http.StatusServiceUnavailable, guard.ErrorResponse(id, guard.CodeInternalError, fmt.Sprintf("the server has its maximum of %d sessions, all in use; try again later", rt.sessions.max)))
+			return
+		}
+		w = &sessionStarted{ResponseWriter: w, use: rt.sessions}
 	}
 
 	if v.Kind == guard.Request && v.Method == "subscriptions/listen" {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"iter"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,14 +17,13 @@ import (
 )
 
 // newTestRouter is a router to the handlers given, with no sessions open,
-// room for one, and the default request budget.
+// room for one, and the default request budget and stream cap.
 func newTestRouter(stateful, stateless http.Handler) *router {
 	return &router{
 		stateful:    stateful,
 		stateless:   stateless,
 		log:         discard(),
-		sessions:    func() int { return 0 },
-		maxSessions: 1,
+		sessions:    newSessionUse(func() iter.Seq[session] { return slices.Values([]session(nil)) }, 1, discard()),
 		bodyTimeout: time.Minute,
 		ids:         newIDSwaps(),
 		budget:      semaphore.NewWeighted(DefaultRequestBudget),
@@ -115,8 +116,9 @@ func TestStatelessCallEndsWithItsHTTPRequest(t *testing.T) {
 func TestRouterRefusesSessionsPastTheLimit(t *testing.T) {
 	served := false
 	rt := newTestRouter(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served = true }), nil)
-	rt.sessions = func() int { return 3 }
-	rt.maxSessions = 3
+	// Three sessions still being initialized: none may be closed.
+	live := []session{&fakeSession{id: "a"}, &fakeSession{id: "b"}, &fakeSession{id: "c"}}
+	rt.sessions = newSessionUse(func() iter.Seq[session] { return slices.Values(live) }, 3, discard())
 	rec := httptest.NewRecorder()
 	rt.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, Path, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"initialize","params":{}}`)))
 	if served || rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") == "" {
