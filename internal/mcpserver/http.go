@@ -199,52 +199,11 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	// A body is held, in copies the SDK makes too, until its request ends,
-	// and the bodies held at once are bounded: a request whose declared
-	// length, or MaxMessageSize for one not declared, does not fit is
-	// refused before its body is read.
-	charge := r.ContentLength
-	switch {
-	case charge > MaxMessageSize:
-		w.Header().Set("Connection", "close")
-		writeRPCError(w, http.StatusRequestEntityTooLarge, tooLarge)
-		return
-	case charge < 0:
-		charge = MaxMessageSize
-	}
-	if !rt.budget.TryAcquire(charge) {
-		rt.log.Warn("refused a request: the request bodies held take the whole budget", "budget", rt.budgetSize, "request_bytes", charge, "remote", r.RemoteAddr)
-		w.Header().Set("Connection", "close")
-		w.Header().Set("Retry-After", "1")
-		writeRPCError(w, http.StatusServiceUnavailable, guard.ErrorResponse(nil, guard.CodeInternalError,
-			fmt.Sprintf("the server is busy: the requests it is handling hold all of its %s for request bodies; try again shortly", abi.Size(rt.budgetSize))))
+	body, release, ok := rt.readBody(w, r)
+	if !ok {
 		return
 	}
-	defer func() { rt.budget.Release(charge) }()
-
-	// The deadline covers only the body; it is lifted before the SDK takes
-	// over, because a response stream may rightly stay open for long.
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(rt.bodyTimeout))
-	body, err := readBody(http.MaxBytesReader(w, r.Body, MaxMessageSize), r.ContentLength)
-	if r.ContentLength < 0 {
-		// Only what came is held.
-		rt.budget.Release(charge - int64(len(body)))
-		charge = int64(len(body))
-	}
-	if err != nil {
-		// The deadline stays, and the connection is not reused: the rest of
-		// a body that failed is not worth waiting for.
-		w.Header().Set("Connection", "close")
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeRPCError(w, http.StatusRequestEntityTooLarge, tooLarge)
-			return
-		}
-		http.Error(w, "reading request body: "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	_ = rc.SetReadDeadline(time.Time{})
+	defer release()
 	v := guard.Inspect(body)
 	if v.Kind == guard.Invalid {
 		rt.log.Warn("refused malformed message", "code", v.Code, "reason", v.Message, "remote", r.RemoteAddr)
@@ -327,17 +286,65 @@ func (rt *router) openStream(w http.ResponseWriter, r *http.Request, id json.Raw
 	return false
 }
 
+// readBody reads r's body, within the request budget, or answers the
+// request itself and reports that it did not. A body is held, in copies
+// the SDK makes too, until its request ends, when release gives its bytes
+// back to the budget. A request whose declared length, or MaxMessageSize
+// for one that declares none, does not fit is refused before its body is
+// read.
+func (rt *router) readBody(w http.ResponseWriter, r *http.Request) (body []byte, release func(), ok bool) {
+	charge := r.ContentLength
+	switch {
+	case charge > MaxMessageSize:
+		w.Header().Set("Connection", "close")
+		writeRPCError(w, http.StatusRequestEntityTooLarge, tooLarge)
+		return nil, nil, false
+	case charge < 0:
+		charge = MaxMessageSize
+	}
+	if !rt.budget.TryAcquire(charge) {
+		rt.log.Warn("refused a request: the request bodies held take the whole budget", "budget", rt.budgetSize, "request_bytes", charge, "remote", r.RemoteAddr)
+		w.Header().Set("Connection", "close")
+		w.Header().Set("Retry-After", "1")
+		writeRPCError(w, http.StatusServiceUnavailable, guard.ErrorResponse(nil, guard.CodeInternalError,
+			fmt.Sprintf("the server is busy: the requests it is handling hold all of its %s for request bodies; try again shortly", abi.Size(rt.budgetSize))))
+		return nil, nil, false
+	}
+
+	// The deadline covers only the body; it is lifted before the SDK takes
+	// over, because a response stream may rightly stay open for long. The
+	// buffer has the declared size, if there is one: a growing one would
+	// allocate several times the body.
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(rt.bodyTimeout))
+	buf := bytes.NewBuffer(make([]byte, 0, max(r.ContentLength, 0)+bytes.MinRead))
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, MaxMessageSize))
+	body = buf.Bytes()
+	if r.ContentLength < 0 {
+		// Only what came is held.
+		rt.budget.Release(charge - int64(len(body)))
+		charge = int64(len(body))
+	}
+	release = func() { rt.budget.Release(charge) }
+	if err != nil {
+		release()
+		// The deadline stays, and the connection is not reused: the rest of
+		// a body that failed is not worth waiting for.
+		w.Header().Set("Connection", "close")
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeRPCError(w, http.StatusRequestEntityTooLarge, tooLarge)
+			return nil, nil, false
+		}
+		http.Error(w, "reading request body: "+err.Error(), http.StatusBadRequest)
+		return nil, nil, false
+	}
+	_ = rc.SetReadDeadline(time.Time{})
+	return body, release, true
+}
+
 // tooLarge is the refusal of a body over MaxMessageSize.
 var tooLarge = guard.ErrorResponse(nil, guard.CodeInvalidRequest, fmt.Sprintf("invalid request: body exceeds %d bytes", MaxMessageSize))
-
-// readBody reads a body into a buffer of its declared size, if it has one
-// (size is then at most MaxMessageSize): reading into a growing buffer
-// would allocate several times its size.
-func readBody(r io.Reader, size int64) ([]byte, error) {
-	b := bytes.NewBuffer(make([]byte, 0, max(size, 0)+bytes.MinRead))
-	_, err := b.ReadFrom(r)
-	return b.Bytes(), err
-}
 
 func writeRPCError(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")

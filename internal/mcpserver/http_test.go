@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -241,6 +242,14 @@ func TestRouterRefusesBodiesBeyondTheBudget(t *testing.T) {
 		if rec.Code != http.StatusOK {
 			t.Errorf("a body of declared length %d once the budget is free: status %d, %s", declared, rec.Code, rec.Body)
 		}
+	}
+	// A body that fails half way gives its bytes back too.
+	req := httptest.NewRequest(http.MethodPost, Path, io.MultiReader(strings.NewReader(`{"jsonrpc":`), iotest.ErrReader(iotest.ErrTimeout)))
+	req.ContentLength = 2 << 20
+	rec := httptest.NewRecorder()
+	rt.ServeHTTP(rec, req)
+	if rec.Code != http.StatusBadRequest {
+		t.Errorf("a body that failed: status %d; want 400", rec.Code)
 	}
 	if !rt.budget.TryAcquire(MaxMessageSize) {
 		t.Error("the budget is not whole once every request has ended")
