@@ -157,7 +157,9 @@ type HTTPConfig struct {
 	// AuthToken, when set, must come with every request as
 	// "Authorization: Bearer <token>".
 	AuthToken string
-	// MaxSessions bounds live 2025-11-25 sessions (default 1024).
+	// MaxSessions bounds live 2025-11-25 sessions (default 1024). At the
+	// cap, a new session closes the one idle longest; only while every
+	// session has a request in progress or a stream open is it refused.
 	MaxSessions int
 	// SessionIdleTimeout closes a session idle this long (default 10 min).
 	SessionIdleTimeout time.Duration

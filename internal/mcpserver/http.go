@@ -75,7 +75,9 @@ const (
 // SDK's DNS-rebinding protection stays on, and cross-origin browser
 // requests are refused. Every refusal, whoever writes it, is a JSON-RPC
 // error (see jsonErrors), and every request id comes back as the client
-// wrote it (see idSwaps).
+// wrote it (see idSwaps). What clients hold is bounded: the bodies held at
+// once by the server's request budget, the long-lived streams by
+// MaxStreams, and the sessions by MaxSessions (see sessionUse).
 func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	log := opts.Logger
 	if log == nil {
