@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -249,11 +250,21 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	if v.Kind == guard.Request && v.Method == "subscriptions/listen" {
-		// A stream that stays open until the client ends it.
+		// A stream that stays open until the client ends it, with its
+		// request held all the while. Held against the budget, a few
+		// large ones would lock out every other request for as long as
+		// they liked: a stream's request must be small, and is bounded by
+		// the stream cap instead.
+		if len(body) > maxStreamRequest {
+			writeRPCError(w, http.StatusRequestEntityTooLarge, guard.ErrorResponse(id, guard.CodeInvalidRequest,
+				fmt.Sprintf("invalid request: a subscriptions/listen request is at most %s", abi.Size(maxStreamRequest))))
+			return
+		}
 		if !rt.openStream(w, r, id) {
 			return
 		}
 		defer rt.streams.Release(1)
+		release()
 	}
 
 	modern := sessionID == "" && v.Kind != guard.Response &&
@@ -293,7 +304,7 @@ func (rt *router) openStream(w http.ResponseWriter, r *http.Request, id json.Raw
 // the SDK makes too, until its request ends, when release gives its bytes
 // back to the budget. A request whose declared length, or MaxMessageSize
 // for one that declares none, does not fit is refused before its body is
-// read.
+// read. release may be called more than once.
 func (rt *router) readBody(w http.ResponseWriter, r *http.Request) (body []byte, release func(), ok bool) {
 	charge := r.ContentLength
 	switch {
@@ -327,7 +338,8 @@ func (rt *router) readBody(w http.ResponseWriter, r *http.Request) (body []byte,
 		rt.budget.Release(charge - int64(len(body)))
 		charge = int64(len(body))
 	}
-	release = func() { rt.budget.Release(charge) }
+	var once sync.Once
+	release = func() { once.Do(func() { rt.budget.Release(charge) }) }
 	if err != nil {
 		release()
 		// The deadline stays, and the connection is not reused: the rest of
@@ -344,6 +356,10 @@ func (rt *router) readBody(w http.ResponseWriter, r *http.Request) (body []byte,
 	_ = rc.SetReadDeadline(time.Time{})
 	return body, release, true
 }
+
+// maxStreamRequest bounds the request that opens a long-lived stream:
+// flags and _meta, a few hundred bytes.
+const maxStreamRequest = 16 << 10
 
 // tooLarge is the refusal of a body over MaxMessageSize.
 var tooLarge = guard.ErrorResponse(nil, guard.CodeInvalidRequest, fmt.Sprintf("invalid request: body exceeds %d bytes", MaxMessageSize))

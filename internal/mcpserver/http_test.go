@@ -355,3 +355,45 @@ func TestRouterCapsLongLivedStreams(t *testing.T) {
 		t.Error("the streams that ended did not both give their room back")
 	}
 }
+
+// TestRouterStreamsHoldNoBudget opens a listen stream, which stays open
+// for as long as its client likes: it gives its bytes of the request
+// budget back as it opens, and one whose request is larger than a
+// stream's needs is refused.
+func TestRouterStreamsHoldNoBudget(t *testing.T) {
+	entered, end := make(chan struct{}), make(chan struct{})
+	rt := newTestRouter(nil, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		entered <- struct{}{}
+		<-end
+	}))
+	rt.budget = semaphore.NewWeighted(MaxMessageSize)
+	listen := func(pad int) *http.Request {
+		req := httptest.NewRequest(http.MethodPost, Path, strings.NewReader(`{"jsonrpc":"2.0","id":"l","method":"subscriptions/listen","params":{"notifications":{},`+
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"pad":"`+strings.Repeat("x", pad)+`"}}}`))
+		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		return req
+	}
+	done := make(chan struct{})
+	go func() {
+		rt.ServeHTTP(httptest.NewRecorder(), listen(8<<10))
+		close(done)
+	}()
+	<-entered
+	if !rt.budget.TryAcquire(MaxMessageSize) {
+		t.Error("an open stream holds bytes of the request budget")
+	} else {
+		rt.budget.Release(MaxMessageSize)
+	}
+	rec := httptest.NewRecorder()
+	withJSONErrors(rt).ServeHTTP(rec, listen(maxStreamRequest))
+	var reply reply
+	json.Unmarshal(rec.Body.Bytes(), &reply)
+	if rec.Code != http.StatusRequestEntityTooLarge || reply.Error == nil || string(reply.ID) != `"l"` {
+		t.Errorf("a listen request over %d bytes: status %d, %s; want 413 and a JSON-RPC error with its id", maxStreamRequest, rec.Code, rec.Body)
+	}
+	close(end)
+	<-done
+	if !rt.budget.TryAcquire(MaxMessageSize) {
+		t.Error("the budget is not whole once the stream has ended")
+	}
+}
