@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -8,6 +9,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -23,6 +25,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wasmcp/wasmcp/internal/wattest"
 )
 
 // TestBusyServerSaysSoAndRecovers fills the only run slot with a call that
@@ -236,8 +240,9 @@ func selfSigned(t *testing.T, dir string) (certFile, keyFile string, pool *x509.
 	return certFile, keyFile, pool
 }
 
-// TestSessionLimit opens sessions up to --max-sessions; the next is refused
-// and the open ones keep working.
+// TestSessionLimit opens sessions up to --max-sessions with clients that
+// keep their streams open, as the SDK's do: every session is in use, so
+// the next is refused, and the open ones keep working.
 func TestSessionLimit(t *testing.T) {
 	s := startHTTP(t, "--max-sessions", "2")
 	a := connectHTTP(t, s, "2025-11-25")
@@ -255,5 +260,172 @@ func TestSessionLimit(t *testing.T) {
 	// Stateless clients need no session and are not limited.
 	if res := callTool(t, connectHTTP(t, s, "2026-07-28"), "calculate", map[string]any{"a": 1, "b": 2, "operation": "add"}); text(res) != "3.0" {
 		t.Errorf("a stateless client at the session limit: calculate = %q", text(res))
+	}
+}
+
+// TestRequestBudgetOverHTTP holds most of --request-budget with a call
+// that runs until it is cancelled: a request whose declared length does
+// not fit is refused busy, with a JSON-RPC error, though its body never
+// comes, while a small call and /healthz are answered; once the first call
+// ends, the large request is served.
+func TestRequestBudgetOverHTTP(t *testing.T) {
+	writeSpin(t)
+	writeSleep(t)
+	s := startHTTP(t, "--log-level", "debug", "--timeout", "1h", "--request-budget", "4MiB", "--read-timeout", "10m")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go postContext(ctx, s.url, padded("spin", 3<<20), modernCall("spin"))
+	s.waitLog(t, "run started", "tool=spin")
+
+	host := strings.TrimPrefix(strings.TrimSuffix(s.url, "/mcp"), "http://")
+	c, err := net.Dial("tcp", host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n", host, 2<<20)
+	c.SetReadDeadline(time.Now().Add(time.Minute)) // against a hang: the body never comes
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("a request beyond the budget, its body unsent: %v", err)
+	}
+	var r rpcReply
+	json.NewDecoder(resp.Body).Decode(&r)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || r.Error == nil || !strings.Contains(r.Error.Message, "busy") {
+		t.Errorf("a request beyond the budget: status %d, Retry-After %q, error %+v; want 503 and busy", resp.StatusCode, resp.Header.Get("Retry-After"), r.Error)
+	}
+	if res := callTool(t, connectHTTP(t, s, "2026-07-28"), "calculate", map[string]any{"a": 1, "b": 1, "operation": "add"}); text(res) != "2.0" {
+		t.Errorf("a small call beside it: %q", text(res))
+	}
+	if body := get(t, s, "/healthz"); !strings.Contains(body, "ok") {
+		t.Errorf("/healthz = %q", body)
+	}
+
+	cancel()
+	s.waitLog(t, "msg=call", "tool=spin", "outcome=cancelled")
+	if status, r, _ := post(t, s.url, padded("sleep", 2<<20), modernCall("sleep")); status != http.StatusOK || !strings.Contains(string(r.Result), "slept") {
+		t.Errorf("the large request once the budget is free: status %d, result %s, error %+v", status, r.Result, r.Error)
+	}
+}
+
+// padded is a 2026-07-28 tools/call of tool whose arguments are a string
+// of n bytes.
+func padded(tool string, n int) string {
+	return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `",` + modernMeta +
+		`,"arguments":{"pad":"` + strings.Repeat("x", n) + `"}}}`
+}
+
+// modernCall is the headers of a 2026-07-28 tools/call of tool.
+func modernCall(tool string) map[string]string {
+	return map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": tool}
+}
+
+// TestRequestBudgetOverStdio sends a stdio server more requests than
+// --request-budget holds, without reading their answers: once the answers
+// fill the pipe (64 KiB, as Linux pipes are by default), the requests in
+// flight fill the budget, and the server stops reading and says so; once
+// the client reads, every request is answered.
+func TestRequestBudgetOverStdio(t *testing.T) {
+	dir := t.TempDir()
+	writeTool(t, dir, "echo", wattest.Build(t, "echo"), "echo")
+	p := startStdio(t, "--tools", dir, "--log-level", "debug", "--request-budget", "4MiB")
+	// Each request holds at least 64 KiB of the budget, so 64 fill it;
+	// the answers to 2,000, of over 100 bytes each, are far more than the
+	// pipe holds. The writes wait once the server stops reading.
+	const n = 2000
+	go func() {
+		for i := range n {
+			io.WriteString(p.in, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{%s}}`+"\n", i, modernMeta))
+		}
+	}()
+	p.srv.waitLog(t, "input waits", "request budget")
+	seen := map[string]bool{}
+	for range n {
+		seen[string(p.recv().ID)] = true
+	}
+	if len(seen) != n {
+		t.Errorf("%d requests answered; want %d", len(seen), n)
+	}
+}
+
+// TestStreamsLeaveRoomForOtherClients opens as many subscriptions/listen
+// streams, which need no session, as --max-connections allows
+// connections: those past half of them are refused with a JSON-RPC error,
+// and /healthz and other clients' calls are still answered.
+func TestStreamsLeaveRoomForOtherClients(t *testing.T) {
+	const max = 8
+	s := startHTTP(t, "--max-connections", fmt.Sprint(max))
+	host := strings.TrimPrefix(strings.TrimSuffix(s.url, "/mcp"), "http://")
+	listen := `{"jsonrpc":"2.0","id":"l","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},` + modernMeta + `}}`
+	streams := 0
+	for range max {
+		c, err := net.Dial("tcp", host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
+			"Mcp-Protocol-Version: 2026-07-28\r\nMcp-Method: subscriptions/listen\r\nContent-Length: %d\r\n\r\n%s", host, len(listen), listen)
+		c.SetReadDeadline(time.Now().Add(time.Minute)) // against a hang
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatalf("a listen stream after %d open: %v", streams, err)
+		}
+		switch resp.StatusCode {
+		case http.StatusOK:
+			streams++
+		case http.StatusServiceUnavailable:
+			var r rpcReply
+			if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || r.Error == nil || string(r.ID) != `"l"` {
+				t.Errorf("a refused stream's answer: %+v, %v; want a JSON-RPC error with its id", r, err)
+			}
+		default:
+			t.Errorf("a listen stream: status %d", resp.StatusCode)
+		}
+	}
+	if streams != max/2 {
+		t.Errorf("%d streams open; want %d, half of --max-connections", streams, max/2)
+	}
+	client := &http.Client{Transport: &http.Transport{}, Timeout: time.Minute} // against a hang
+	resp, err := client.Get("http://" + host + "/healthz")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("/healthz with the streams open: %v, %v", resp, err)
+	}
+	resp.Body.Close()
+	if res := callTool(t, connectHTTP(t, s, "2026-07-28"), "calculate", map[string]any{"a": 1, "b": 1, "operation": "add"}); text(res) != "2.0" {
+		t.Errorf("a call with the streams open: %q", text(res))
+	}
+}
+
+// TestIdleSessionsMakeRoom fills --max-sessions with a client that keeps
+// no stream open and a bare initialize, as a flood of them would: the
+// next initialize closes the session idle longest, the client's, which is
+// told its session is not found, and a new client still gets in.
+func TestIdleSessionsMakeRoom(t *testing.T) {
+	s := startHTTP(t, "--max-sessions", "2")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	evicted, err := mcp.NewClient(&mcp.Implementation{Name: "idle", Version: "1"}, nil).
+		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.url, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer evicted.Close()
+	legacy := map[string]string{"Mcp-Protocol-Version": "2025-11-25"}
+	for range 2 {
+		if status, r, h := post(t, s.url, initialize, legacy); status != http.StatusOK || h.Get("Mcp-Session-Id") == "" {
+			t.Fatalf("a bare initialize at the session limit: status %d, error %+v", status, r.Error)
+		}
+	}
+	s.waitLog(t, "closed the session idle longest")
+	status, r, _ := post(t, s.url, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, map[string]string{"Mcp-Session-Id": evicted.ID(), "Mcp-Protocol-Version": "2025-11-25"})
+	if status != http.StatusNotFound || r.Error == nil || !strings.Contains(r.Error.Message, "session not found") {
+		t.Errorf("a request in the closed session: status %d, error %+v; want 404, session not found", status, r.Error)
+	}
+	if _, err := evicted.CallTool(ctx, &mcp.CallToolParams{Name: "calculate", Arguments: map[string]any{"a": 1, "b": 1, "operation": "add"}}); err == nil || !strings.Contains(err.Error(), "session not found") {
+		t.Errorf("the closed session's client calling: %v; want session not found", err)
+	}
+	if res := callTool(t, connectHTTP(t, s, "2025-11-25"), "calculate", map[string]any{"a": 1, "b": 1, "operation": "add"}); text(res) != "2.0" {
+		t.Errorf("a new client at the session limit: calculate = %q", text(res))
 	}
 }

@@ -237,6 +237,10 @@ func TestEveryHTTPRefusalIsJSONRPC(t *testing.T) {
 		}
 		return out
 	}
+	// The session's stream stays open: the session is in use, so a new
+	// one past --max-sessions is refused rather than closing it.
+	stream := send(t, "GET", s.url, "", inSession(map[string]string{"Accept": "text/event-stream"}))
+	defer stream.Body.Close()
 	const ping = `{"jsonrpc":"2.0","id":"p","method":"ping"}`
 	for _, tc := range []struct {
 		name, url, method, body string

@@ -122,3 +122,21 @@ func waitExit(t *testing.T, s *server) {
 		t.Fatal("the server did not exit after SIGTERM")
 	}
 }
+
+// TestShutdownWithStdoutUnread stops a stdio server whose client has
+// stopped reading stdout, with an answer larger than the pipe holds (64
+// KiB, as Linux pipes do by default) waiting to be written: SIGTERM still
+// ends the server, after its grace period, and it says why.
+func TestShutdownWithStdoutUnread(t *testing.T) {
+	dir := t.TempDir()
+	writeTool(t, dir, "echo", wattest.Build(t, "echo"), "echo")
+	p := startStdio(t, "--tools", dir, "--shutdown-grace", "1s")
+	big := strings.Repeat("x", 256<<10)
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"s":"` + big + `"},` + modernMeta + `}}`)
+	p.srv.waitLog(t, "msg=call", "tool=echo", "outcome=ok")
+	terminate(t, p.srv)
+	waitExit(t, p.srv)
+	if !strings.Contains(p.srv.stderr.String(), "stdout is not being read") {
+		t.Errorf("the server's log does not say why answers were left unwritten:\n%s", p.srv.stderr.String())
+	}
+}

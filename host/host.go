@@ -87,6 +87,13 @@ type Config struct {
 	Metrics bool
 	// Version is the server's version in its serverInfo.
 	Version string
+	// RequestBudget bounds the bytes of request bodies the server holds at
+	// once, over every transport (default DefaultRequestBudget; at least
+	// MaxMessageSize).
+	// Over HTTP, a request that would pass it is refused, busy, before its
+	// body is read; over stdio, no more input is read until answers give
+	// some of it back.
+	RequestBudget int64
 	// HTTP configures Handler.
 	HTTP HTTPConfig
 	// ShutdownGrace bounds how long, once ServeStdio's context ends,
@@ -158,13 +165,20 @@ type HTTPConfig struct {
 	// AuthToken, when set, must come with every request as
 	// "Authorization: Bearer <token>".
 	AuthToken string
-	// MaxSessions bounds live 2025-11-25 sessions (default 1024).
+	// MaxSessions bounds live 2025-11-25 sessions (default 1024). At the
+	// cap, a new session closes the one idle longest; only while every
+	// session has a request in progress or a stream open is it refused.
 	MaxSessions int
 	// SessionIdleTimeout closes a session idle this long (default 10 min).
 	SessionIdleTimeout time.Duration
 	// BodyTimeout bounds how long a client may take to send a request's
 	// body (default 30 s).
 	BodyTimeout time.Duration
+	// MaxStreams bounds the long-lived streams open at once: sessions' GET
+	// streams and subscriptions/listen (default 512). Each holds its
+	// connection, so keep it well below the connections the listener
+	// accepts; the CLI makes it half of them.
+	MaxStreams int
 }
 
 // Engines lists the WebAssembly engines this build can run, the default
@@ -232,7 +246,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		Concurrency: cfg.Concurrency, QueueTimeout: max(cfg.QueueTimeout, 0), Logger: cfg.Logger,
 		Observer: obs, LogArguments: cfg.LogArguments, Prewarm: cfg.Prewarm,
 	})
-	s.mcp = mcpserver.New(s.registry, s.calls, mcpserver.Options{Version: cfg.Version, Logger: cfg.Logger, ListChanged: cfg.Watch})
+	s.mcp = mcpserver.New(s.registry, s.calls, mcpserver.Options{Version: cfg.Version, Logger: cfg.Logger, ListChanged: cfg.Watch, RequestBudget: cfg.RequestBudget})
 	if cfg.Watch {
 		if err := s.watch(); err != nil {
 			s.Close(ctx)
@@ -336,6 +350,7 @@ func (s *Server) Handler() http.Handler {
 		MaxSessions:        s.cfg.HTTP.MaxSessions,
 		SessionIdleTimeout: s.cfg.HTTP.SessionIdleTimeout,
 		BodyTimeout:        s.cfg.HTTP.BodyTimeout,
+		MaxStreams:         s.cfg.HTTP.MaxStreams,
 	})
 }
 
@@ -397,6 +412,10 @@ func (s *Server) CompileAll(ctx context.Context) Status {
 
 // MaxMessageSize bounds one message a client sends, on either transport.
 const MaxMessageSize = mcpserver.MaxMessageSize
+
+// DefaultRequestBudget is the request budget a zero Config.RequestBudget
+// stands for: 8 requests of MaxMessageSize.
+const DefaultRequestBudget = mcpserver.DefaultRequestBudget
 
 // RequireBearer admits only requests that carry the token, compared in
 // constant time; an empty token admits all. Handler applies it with

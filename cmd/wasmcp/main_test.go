@@ -683,6 +683,22 @@ func TestBadHostFlags(t *testing.T) {
 	}
 }
 
+func TestBadServeFlags(t *testing.T) {
+	dir := toolDir(t)
+	for _, tc := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"--request-budget", "1MiB"}, "--request-budget must be at least 4MiB"},
+		{[]string{"--http", "127.0.0.1:0", "--max-connections", "1"}, "--max-connections must be at least 2"},
+	} {
+		a := append([]string{"serve", "--cache-dir", "", "--tools", dir}, tc.flags...)
+		if r := wasmcp(t, "", a...); r.code != exitUsage || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("wasmcp %q: exit %d, stderr %q; want %d and %q", a, r.code, r.stderr, exitUsage, tc.want)
+		}
+	}
+}
+
 func TestManifestLimitsAreClampedToFlags(t *testing.T) {
 	dir := t.TempDir()
 	wattest.Write(t, dir, "echo", "echo")

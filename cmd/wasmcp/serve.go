@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/host"
 )
 
@@ -24,6 +25,8 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	addr := fs.String("http", "", "serve Streamable HTTP at `ADDR` (path "+host.Path+") instead of stdio; a bare :PORT binds loopback only")
 	watchDir := fs.Bool("watch", true, "reload the tool directory when its files change, and tell clients")
 	grace := fs.Duration("shutdown-grace", 10*time.Second, "on SIGTERM or SIGINT, how long calls in flight may finish before they are cancelled")
+	budget := abi.Size(host.DefaultRequestBudget)
+	fs.Var(&budget, "request-budget", "bytes of request bodies held at once, over all clients; past it, an HTTP request is refused busy before its body is read, and stdio input waits (at least 4MiB)")
 	var web httpFlags
 	web.register(fs)
 	if code, ok := parse(fs, args, stderr, "[flags]"); !ok {
@@ -37,6 +40,10 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintln(stderr, "wasmcp serve: --shutdown-grace must not be negative")
 		return exitUsage
 	}
+	if budget < host.MaxMessageSize {
+		fmt.Fprintf(stderr, "wasmcp serve: --request-budget must be at least %s, the largest request\n", abi.Size(host.MaxMessageSize))
+		return exitUsage
+	}
 	httpCfg, err := web.handlerOptions()
 	if *addr != "" && err != nil {
 		fmt.Fprintln(stderr, "wasmcp serve:", err)
@@ -47,6 +54,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		c.Watch = *watchDir
 		c.Metrics = *addr != ""
 		c.ShutdownGrace = *grace
+		c.RequestBudget = int64(budget)
 		if *grace == 0 {
 			c.ShutdownGrace = -1 // host.Config's zero is its default
 		}
@@ -88,8 +96,8 @@ func (f *httpFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.authTokenFile, "auth-token-file", "", "require `FILE`'s contents as a bearer token on every HTTP request (the minimum before exposing the server beyond loopback)")
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "serve HTTPS with this certificate `FILE` (PEM; with --tls-key)")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "the private key `FILE` for --tls-cert (PEM)")
-	fs.IntVar(&f.maxConnections, "max-connections", 1024, "HTTP connections open at once; past it, a new one closes the connection idle longest, or waits while all are busy")
-	fs.IntVar(&f.maxSessions, "max-sessions", 1024, "live 2025-11-25 sessions; a new one past this is refused with 503")
+	fs.IntVar(&f.maxConnections, "max-connections", 1024, "HTTP connections open at once; past it, a new one closes the connection idle longest, or waits while all are busy. At most half may hold long-lived streams (GET, subscriptions/listen); a stream past that is refused with 503")
+	fs.IntVar(&f.maxSessions, "max-sessions", 1024, "live 2025-11-25 sessions; a new one past this closes the session idle longest, or is refused with 503 while every session is in use")
 	fs.DurationVar(&f.sessionIdle, "session-idle-timeout", 10*time.Minute, "close a 2025-11-25 session idle this long")
 	fs.DurationVar(&f.readTimeout, "read-timeout", 30*time.Second, "time a client has to send a request's headers, and then its body")
 }
@@ -99,6 +107,9 @@ func (f *httpFlags) handlerOptions() (host.HTTPConfig, error) {
 		MaxSessions:        f.maxSessions,
 		SessionIdleTimeout: f.sessionIdle,
 		BodyTimeout:        f.readTimeout,
+		// Streams hold their connections: half of them are left for
+		// everything else, /healthz included.
+		MaxStreams: f.maxConnections / 2,
 	}
 	if f.authTokenFile != "" {
 		b, err := os.ReadFile(f.authTokenFile)
@@ -113,8 +124,11 @@ func (f *httpFlags) handlerOptions() (host.HTTPConfig, error) {
 	if (f.tlsCert == "") != (f.tlsKey == "") {
 		return opts, errors.New("--tls-cert and --tls-key go together")
 	}
-	if f.maxConnections < 1 || f.maxSessions < 1 || f.sessionIdle <= 0 || f.readTimeout <= 0 {
-		return opts, errors.New("--max-connections, --max-sessions, --session-idle-timeout and --read-timeout must be positive")
+	if f.maxConnections < 2 {
+		return opts, errors.New("--max-connections must be at least 2: half of the connections may hold streams")
+	}
+	if f.maxSessions < 1 || f.sessionIdle <= 0 || f.readTimeout <= 0 {
+		return opts, errors.New("--max-sessions, --session-idle-timeout and --read-timeout must be positive")
 	}
 	return opts, nil
 }

@@ -9,10 +9,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/wasmcp/wasmcp/internal/wattest"
 )
 
@@ -97,7 +100,7 @@ func BenchmarkAnswerAtTheOutputLimit(b *testing.B) {
 	if err := os.WriteFile(filepath.Join(dir, "ctlbytes.manifest.json"), []byte(manifest), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	s := serveDir(b, dir, nil)
+	s := serveDir(b, dir, Options{Version: "test"})
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -116,4 +119,59 @@ func BenchmarkAnswerAtTheOutputLimit(b *testing.B) {
 			})
 		})
 	}
+}
+
+// BenchmarkBigCallsWaiting holds 8 stateless calls of 4 MiB each in their
+// handlers, as calls waiting for a run slot are, and reports what each
+// holds of the heap then (live-MiB/call) and allocated on its way there
+// (alloc-MiB/call):
+//
+//	go test -run '^$' -bench BigCallsWaiting -benchtime 5x ./internal/mcpserver/
+func BenchmarkBigCallsWaiting(b *testing.B) {
+	const n = 8
+	s := newTestServer(&testing.T{}, nil)
+	entered, release := make(chan struct{}), make(chan struct{})
+	s.mcp.AddTool(&mcp.Tool{Name: "wait", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		entered <- struct{}{}
+		<-release
+		return &mcp.CallToolResult{}, nil
+	})
+	srv := httptest.NewServer(s.HTTPHandler(HTTPOptions{}))
+	defer srv.Close()
+	const head = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"arguments":{"s":"`
+	body := head + strings.Repeat("x", MaxMessageSize-len(head)-4) + `"}}}`
+	var live, alloc float64
+	for b.Loop() {
+		var before, during runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		var done sync.WaitGroup
+		for range n {
+			done.Go(func() {
+				req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+				req.Header.Set("Mcp-Method", "tools/call")
+				req.Header.Set("Mcp-Name", "wait")
+				if resp, err := srv.Client().Do(req); err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			})
+		}
+		for range n {
+			<-entered
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&during)
+		live += float64(during.HeapAlloc-before.HeapAlloc) / n / (1 << 20)
+		alloc += float64(during.TotalAlloc-before.TotalAlloc) / n / (1 << 20)
+		for range n {
+			release <- struct{}{}
+		}
+		done.Wait()
+	}
+	b.ReportMetric(live/float64(b.N), "live-MiB/call")
+	b.ReportMetric(alloc/float64(b.N), "alloc-MiB/call")
 }

@@ -7,13 +7,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/semaphore"
 
+	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/internal/mcpserver/internal/guard"
 )
 
@@ -29,8 +33,11 @@ type HTTPOptions struct {
 	// AuthToken, if set, must be presented by every request as
 	// "Authorization: Bearer <token>".
 	AuthToken string
-	// MaxSessions bounds live 2025-11-25 sessions (default 1024); an
-	// initialize beyond it is answered 503.
+	// MaxSessions bounds live 2025-11-25 sessions (default 1024). An
+	// initialize beyond it closes the session idle longest, one with no
+	// request in progress and no stream open, whose client is then told
+	// the session is not found and may initialize again; with every session
+	// busy, it is answered 503.
 	MaxSessions int
 	// SessionIdleTimeout closes a session that has seen no request for
 	// this long (default 10 minutes), so abandoned sessions do not pile up.
@@ -38,6 +45,12 @@ type HTTPOptions struct {
 	// BodyTimeout bounds how long a client may take to send a request body
 	// (default 30 seconds), so a slow sender cannot hold a connection.
 	BodyTimeout time.Duration
+	// MaxStreams bounds the long-lived streams open at once (default
+	// 512): 2025-11-25 sessions' GET streams and 2026-07-28
+	// subscriptions/listen streams. A stream beyond it is refused with
+	// 503. Keep it below the connections the listener accepts, so that
+	// streams, which hold their connections, leave room for the rest.
+	MaxStreams int
 }
 
 // Defaults for HTTPOptions.
@@ -45,6 +58,7 @@ const (
 	DefaultMaxSessions        = 1024
 	DefaultSessionIdleTimeout = 10 * time.Minute
 	DefaultBodyTimeout        = 30 * time.Second
+	DefaultMaxStreams         = 512
 )
 
 // HTTPHandler serves the server over Streamable HTTP, for clients of both
@@ -62,7 +76,9 @@ const (
 // SDK's DNS-rebinding protection stays on, and cross-origin browser
 // requests are refused. Every refusal, whoever writes it, is a JSON-RPC
 // error (see jsonErrors), and every request id comes back as the client
-// wrote it (see idSwaps).
+// wrote it (see idSwaps). What clients hold is bounded: the bodies held at
+// once by the server's request budget, the long-lived streams by
+// MaxStreams, and the sessions by MaxSessions (see sessionUse).
 func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	log := opts.Logger
 	if log == nil {
@@ -84,10 +100,13 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		stateful:    mcp.NewStreamableHTTPHandler(getServer, &base),
 		stateless:   mcp.NewStreamableHTTPHandler(getServer, &stateless),
 		log:         log,
-		sessions:    func() int { return s.liveSessions() },
-		maxSessions: opts.MaxSessions,
+		sessions:    newSessionUse(s.sessions, opts.MaxSessions, log),
 		bodyTimeout: opts.BodyTimeout,
 		ids:         newIDSwaps(),
+		budget:      s.budget,
+		budgetSize:  s.budgetSize,
+		streams:     semaphore.NewWeighted(int64(opts.MaxStreams)),
+		maxStreams:  opts.MaxStreams,
 	}
 	return withJSONErrors(RequireBearer(opts.AuthToken, http.NewCrossOriginProtection().Handler(r)))
 }
@@ -102,18 +121,20 @@ func (o *HTTPOptions) setDefaults() {
 	if o.BodyTimeout <= 0 {
 		o.BodyTimeout = DefaultBodyTimeout
 	}
+	if o.MaxStreams <= 0 {
+		o.MaxStreams = DefaultMaxStreams
+	}
 }
 
-// liveSessions counts the sessions that have an id: the stateful HTTP
-// ones. Stateless requests and stdio have none.
-func (s *Server) liveSessions() int {
-	n := 0
-	for ss := range s.mcp.Sessions() {
-		if ss.ID() != "" {
-			n++
+// sessions lists the SDK's sessions.
+func (s *Server) sessions() iter.Seq[session] {
+	return func(yield func(session) bool) {
+		for ss := range s.mcp.Sessions() {
+			if !yield(ss) {
+				return
+			}
 		}
 	}
-	return n
 }
 
 // RequireBearer admits only requests that carry the token; an empty token
@@ -147,14 +168,21 @@ var clientNotifications = map[string]bool{
 type router struct {
 	stateful, stateless http.Handler
 	log                 *slog.Logger
-	sessions            func() int
-	maxSessions         int
+	sessions            *sessionUse
 	bodyTimeout         time.Duration
 	ids                 *idSwaps
+	budget              *semaphore.Weighted // bytes of bodies held at once
+	budgetSize          int64
+	streams             *semaphore.Weighted // long-lived streams open
+	maxStreams          int
 }
 
 func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sessionID := r.Header.Get("Mcp-Session-Id")
+	if sessionID != "" {
+		// In use, and not to be closed to make room, while this lasts.
+		defer rt.sessions.begin(sessionID)()
+	}
 	if r.Method != http.MethodPost {
 		if sessionID == "" {
 			// Only 2025-11-25 sessions have GET streams and DELETE; without a
@@ -163,36 +191,32 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "method not allowed: without an Mcp-Session-Id, only POST is served", http.StatusMethodNotAllowed)
 			return
 		}
+		if r.Method == http.MethodGet {
+			// A session's stream, which stays open.
+			if !rt.openStream(w, r, nil) {
+				return
+			}
+			defer rt.streams.Release(1)
+		}
 		rt.stateful.ServeHTTP(w, r)
 		return
 	}
 
-	// The deadline covers only the body; it is lifted before the SDK takes
-	// over, because a response stream may rightly stay open for long.
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(rt.bodyTimeout))
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxMessageSize))
-	if err != nil {
-		// The deadline stays, and the connection is not reused: the rest of
-		// a body that failed is not worth waiting for.
-		w.Header().Set("Connection", "close")
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeRPCError(w, http.StatusRequestEntityTooLarge, guard.ErrorResponse(nil, guard.CodeInvalidRequest, fmt.Sprintf("invalid request: body exceeds %d bytes", MaxMessageSize)))
-			return
-		}
-		http.Error(w, "reading request body: "+err.Error(), http.StatusBadRequest)
+	body, release, ok := rt.readBody(w, r)
+	if !ok {
 		return
 	}
-	_ = rc.SetReadDeadline(time.Time{})
+	defer release()
 	v := guard.Inspect(body)
 	if v.Kind == guard.Invalid {
 		rt.log.Warn("refused malformed message", "code", v.Code, "reason", v.Message, "remote", r.RemoteAddr)
 		writeRPCError(w, http.StatusBadRequest, guard.ErrorResponse(v.ID, v.Code, v.Message))
 		return
 	}
-	// From here on, a refusal carries the request's id.
-	errs := &jsonErrors{ResponseWriter: w, id: v.ID}
+	// From here on, a refusal carries the request's id. It is copied, as
+	// nothing here may keep the body once the SDK has its own (see below).
+	id := bytes.Clone(v.ID)
+	errs := &jsonErrors{ResponseWriter: w, id: id}
 	defer errs.finish()
 	w = errs
 
@@ -211,28 +235,134 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		sub := rt.ids.substitute(sessionID, v.ID)
 		defer rt.ids.forget(sub)
 		body, _ = guard.WithMember(body, "id", sub)
-		restore := &restoreID{ResponseWriter: w, sub: sub, id: v.ID}
+		restore := &restoreID{ResponseWriter: w, sub: sub, id: id}
 		defer restore.finish()
 		w = restore
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	r.ContentLength = int64(len(body))
+	if sessionID == "" && v.Method == "initialize" {
+		if !rt.sessions.makeRoom() {
+			rt.log.Warn("refused a new session: at the session limit, with every session in use", "limit", rt.sessions.max, "remote", r.RemoteAddr)
+			w.Header().Set("Retry-After", "60")
+			writeRPCError(w, http.StatusServiceUnavailable, guard.ErrorResponse(id, guard.CodeInternalError, fmt.Sprintf("the server has its maximum of %d sessions, all in use; try again later", rt.sessions.max)))
+			return
+		}
+		w = &sessionStarted{ResponseWriter: w, use: rt.sessions}
+	}
 
-	if sessionID == "" && v.Method == "initialize" && rt.sessions() >= rt.maxSessions {
-		rt.log.Warn("refused a new session: at the session limit", "limit", rt.maxSessions, "remote", r.RemoteAddr)
-		w.Header().Set("Retry-After", "60")
-		writeRPCError(w, http.StatusServiceUnavailable, guard.ErrorResponse(v.ID, guard.CodeInternalError, fmt.Sprintf("the server has its maximum of %d sessions; try again later", rt.maxSessions)))
-		return
+	if v.Kind == guard.Request && v.Method == "subscriptions/listen" {
+		// A stream that stays open until the client ends it, with its
+		// request held all the while. Held against the budget, a few
+		// large ones would lock out every other request for as long as
+		// they liked: a stream's request must be small, and is bounded by
+		// the stream cap instead.
+		if len(body) > maxStreamRequest {
+			writeRPCError(w, http.StatusRequestEntityTooLarge, guard.ErrorResponse(id, guard.CodeInvalidRequest,
+				fmt.Sprintf("invalid request: a subscriptions/listen request is at most %s", abi.Size(maxStreamRequest))))
+			return
+		}
+		if !rt.openStream(w, r, id) {
+			return
+		}
+		defer rt.streams.Release(1)
+		release()
 	}
 
 	modern := sessionID == "" && v.Kind != guard.Response &&
 		(guard.HasModernMeta(v.Params) || r.Header.Get("Mcp-Protocol-Version") >= modernVersion)
+	// The SDK reads the body into a buffer of its own (on the stateless
+	// path, twice) and keeps decoded copies of the params for the whole
+	// call. It gets the body on a copy of the request, so that net/http's
+	// request, which lives as long, does not keep ours as well.
+	sdkReq := r.WithContext(r.Context())
+	sdkReq.Body = io.NopCloser(bytes.NewReader(body))
+	sdkReq.ContentLength = int64(len(body))
 	if modern {
-		rt.stateless.ServeHTTP(w, r)
+		rt.stateless.ServeHTTP(w, sdkReq)
 		return
 	}
-	rt.stateful.ServeHTTP(w, r)
+	rt.stateful.ServeHTTP(w, sdkReq)
 }
+
+// openStream takes one of the long-lived streams for r, whose id is id
+// (nil for a GET), or refuses it, and reports whether it may go on. Each
+// stream holds its connection for as long as it is open, so without a cap
+// of their own, streams could take every connection the listener accepts
+// and lock out every other request, /healthz included.
+func (rt *router) openStream(w http.ResponseWriter, r *http.Request, id json.RawMessage) bool {
+	if rt.streams.TryAcquire(1) {
+		return true
+	}
+	rt.log.Warn("refused a stream: at the limit of open streams", "limit", rt.maxStreams, "remote", r.RemoteAddr)
+	w.Header().Set("Retry-After", "60")
+	writeRPCError(w, http.StatusServiceUnavailable, guard.ErrorResponse(id, guard.CodeInternalError,
+		fmt.Sprintf("the server has its maximum of %d open streams; try again later, or go on without one", rt.maxStreams)))
+	return false
+}
+
+// readBody reads r's body, within the request budget, or answers the
+// request itself and reports that it did not. A body is held, in copies
+// the SDK makes too, until its request ends, when release gives its bytes
+// back to the budget. A request whose declared length, or MaxMessageSize
+// for one that declares none, does not fit is refused before its body is
+// read. release may be called more than once.
+func (rt *router) readBody(w http.ResponseWriter, r *http.Request) (body []byte, release func(), ok bool) {
+	charge := r.ContentLength
+	switch {
+	case charge > MaxMessageSize:
+		w.Header().Set("Connection", "close")
+		writeRPCError(w, http.StatusRequestEntityTooLarge, tooLarge)
+		return nil, nil, false
+	case charge < 0:
+		charge = MaxMessageSize
+	}
+	if !rt.budget.TryAcquire(charge) {
+		rt.log.Warn("refused a request: the request bodies held take the whole budget", "budget", rt.budgetSize, "request_bytes", charge, "remote", r.RemoteAddr)
+		w.Header().Set("Connection", "close")
+		w.Header().Set("Retry-After", "1")
+		writeRPCError(w, http.StatusServiceUnavailable, guard.ErrorResponse(nil, guard.CodeInternalError,
+			fmt.Sprintf("the server is busy: the requests it is handling hold all of its %s for request bodies; try again shortly", abi.Size(rt.budgetSize))))
+		return nil, nil, false
+	}
+
+	// The deadline covers only the body; it is lifted before the SDK takes
+	// over, because a response stream may rightly stay open for long. The
+	// buffer has the declared size, if there is one: a growing one would
+	// allocate several times the body.
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(rt.bodyTimeout))
+	buf := bytes.NewBuffer(make([]byte, 0, max(r.ContentLength, 0)+bytes.MinRead))
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, MaxMessageSize))
+	body = buf.Bytes()
+	if r.ContentLength < 0 {
+		// Only what came is held.
+		rt.budget.Release(charge - int64(len(body)))
+		charge = int64(len(body))
+	}
+	var once sync.Once
+	release = func() { once.Do(func() { rt.budget.Release(charge) }) }
+	if err != nil {
+		release()
+		// The deadline stays, and the connection is not reused: the rest of
+		// a body that failed is not worth waiting for.
+		w.Header().Set("Connection", "close")
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeRPCError(w, http.StatusRequestEntityTooLarge, tooLarge)
+			return nil, nil, false
+		}
+		http.Error(w, "reading request body: "+err.Error(), http.StatusBadRequest)
+		return nil, nil, false
+	}
+	_ = rc.SetReadDeadline(time.Time{})
+	return body, release, true
+}
+
+// maxStreamRequest bounds the request that opens a long-lived stream:
+// flags and _meta, a few hundred bytes.
+const maxStreamRequest = 16 << 10
+
+// tooLarge is the refusal of a body over MaxMessageSize.
+var tooLarge = guard.ErrorResponse(nil, guard.CodeInvalidRequest, fmt.Sprintf("invalid request: body exceeds %d bytes", MaxMessageSize))
 
 func writeRPCError(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")

@@ -1,13 +1,13 @@
 package mcpserver
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"testing/iotest"
-	"time"
 )
 
 // refusal is one way a request over HTTP is refused, and the answer it
@@ -139,6 +139,10 @@ func TestEveryHTTPRefusalIsJSONRPC(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) { checkRefusal(t, srv.URL, tc) })
 	}
 	t.Run("a session past the limit", func(t *testing.T) {
+		// The one session has its stream open: it is in use, and not
+		// closed to make room.
+		stop := openStream(t, srv.URL, session)
+		defer stop()
 		checkRefusal(t, srv.URL, refusal{
 			body:   `{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
 			status: 503, code: -32603, id: `"i"`, headers: map[string]string{"Retry-After": "60"},
@@ -151,7 +155,7 @@ func TestEveryHTTPRefusalIsJSONRPC(t *testing.T) {
 		checkRefusal(t, authed.URL, refusal{body: ping, status: 401, code: -32600, id: "null", headers: map[string]string{"WWW-Authenticate": "Bearer"}})
 	})
 	t.Run("a body that fails to arrive", func(t *testing.T) {
-		rt := &router{log: discard(), sessions: func() int { return 0 }, maxSessions: 1, bodyTimeout: time.Minute, ids: newIDSwaps()}
+		rt := newTestRouter(nil, nil)
 		rec := httptest.NewRecorder()
 		withJSONErrors(rt).ServeHTTP(rec, httptest.NewRequest(http.MethodPost, Path, iotest.ErrReader(iotest.ErrTimeout)))
 		var body struct {
@@ -200,4 +204,25 @@ func TestJSONErrorsLeavesOtherAnswersAlone(t *testing.T) {
 			t.Errorf("body of %d bytes, message of %d; want a message of %d", rec.Body.Len(), len(body.Error.Message), maxRefusalText)
 		}
 	})
+}
+
+// openStream opens session's GET stream, and returns what closes it.
+func openStream(t *testing.T, url, session string) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", session)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("opening a session's stream: %v, %v", resp, err)
+	}
+	return func() {
+		cancel()
+		resp.Body.Close()
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/internal/registry"
@@ -25,8 +26,11 @@ const instructions = "Tools served by wasmcp run as WebAssembly modules in a san
 
 // Server is an MCP server for a host's tools.
 type Server struct {
-	mcp *mcp.Server
-	log *slog.Logger
+	mcp    *mcp.Server
+	log    *slog.Logger
+	budget *semaphore.Weighted // bytes of requests held at once
+	// budgetSize is the budget's size, for the messages that name it.
+	budgetSize int64
 }
 
 // Options configure New.
@@ -38,7 +42,17 @@ type Options struct {
 	// (the directory is watched): the tools capability then promises
 	// notifications/tools/list_changed, and clients get them.
 	ListChanged bool
+	// RequestBudget bounds the bytes of request bodies the server holds at
+	// once, over every transport (default DefaultRequestBudget; at least
+	// MaxMessageSize, so that any one request fits). Over HTTP, a request
+	// that would pass it is refused before its body is read; over stdio,
+	// no more input is read until answers give some back.
+	RequestBudget int64
 }
+
+// DefaultRequestBudget is the request budget of a zero
+// Options.RequestBudget: 8 requests of the largest size at once.
+const DefaultRequestBudget = 8 * MaxMessageSize
 
 // Caller runs tool calls; dispatch.Dispatcher is the one used.
 type Caller interface {
@@ -56,7 +70,12 @@ func New(reg *registry.Registry, calls Caller, opts Options) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{log: log}
+	budget := opts.RequestBudget
+	if budget <= 0 {
+		budget = DefaultRequestBudget
+	}
+	budget = max(budget, MaxMessageSize)
+	s := &Server{log: log, budget: semaphore.NewWeighted(budget), budgetSize: budget}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: Name, Title: "wasmcp", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       sdkLogger(log),

@@ -24,6 +24,12 @@ import (
 // second module, a tool whose schema the SDK refuses.
 func newTestServer(t *testing.T, log *slog.Logger) *Server {
 	t.Helper()
+	return newTestServerWith(t, Options{Version: "test", Logger: log})
+}
+
+// newTestServerWith is newTestServer with options of the test's own.
+func newTestServerWith(t *testing.T, opts Options) *Server {
+	t.Helper()
 	dir := t.TempDir()
 	wattest.Write(t, dir, "echo", "a_echo")
 	write(t, filepath.Join(dir, "a_echo.manifest.json"), `{"abi":1,"tools":[{"name":"echo","description":"echoes","inputSchema":{"type":"object"}}]}`)
@@ -32,11 +38,11 @@ func newTestServer(t *testing.T, log *slog.Logger) *Server {
 	// AddTool panics on it.
 	write(t, filepath.Join(dir, "b_header.manifest.json"), `{"abi":1,"tools":[{"name":"header","description":"bad header annotation",
 		"inputSchema":{"type":"object","properties":{"x":{"type":"object","x-mcp-header":"X"}}}}]}`)
-	return serveDir(t, dir, log)
+	return serveDir(t, dir, opts)
 }
 
 // serveDir serves the tools of dir, with an output limit of 1 MiB.
-func serveDir(t testing.TB, dir string, log *slog.Logger) *Server {
+func serveDir(t testing.TB, dir string, opts Options) *Server {
 	t.Helper()
 	engine, err := sandbox.NewEngine(context.Background(), sandbox.Config{Engine: os.Getenv("WASMCP_ENGINE")})
 	if err != nil {
@@ -49,7 +55,7 @@ func serveDir(t testing.TB, dir string, log *slog.Logger) *Server {
 	}
 	d := dispatch.New(reg, dispatch.Options{QueueTimeout: time.Second})
 	t.Cleanup(d.Close)
-	return New(reg, d, Options{Version: "test", Logger: log})
+	return New(reg, d, opts)
 }
 
 func write(t *testing.T, path, content string) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/wasmcp/wasmcp/internal/mcpserver/internal/guard"
 )
@@ -36,20 +37,25 @@ type StdioOptions struct {
 // ServeStdio serves one client over newline-delimited JSON-RPC on in and
 // out until in ends or ctx is cancelled. Each inbound line is checked by the
 // guard: a malformed one is answered with a JSON-RPC error and the
-// connection goes on, where the SDK alone would close it.
+// connection goes on, where the SDK alone would close it. Each request
+// holds its length, and at least 64 KiB, of the server's request budget
+// (Options.RequestBudget) until it is answered; while the budget is spent,
+// no more is read from in.
 //
 // When in ends, requests already read are still answered (up to
 // DrainTimeout), so `printf '...' | wasmcp serve` gets its responses. When
 // ctx ends, no line is taken in any more, and calls in flight may finish
-// (up to ShutdownGrace). Once ServeStdio returns, nothing more is written
-// to out, though a line it was waiting for on in may still be read (a read
-// of stdin cannot be interrupted) and is then dropped.
+// (up to ShutdownGrace). Either wait also bounds the time answers may take
+// to be written: a client that does not read out cannot hold ServeStdio
+// up. Once ServeStdio returns, nothing more is written to out, but for a
+// write out was holding up; a line it was waiting for on in may still be
+// read (a read of stdin cannot be interrupted) and is then dropped.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, opts StdioOptions) error {
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := newStdioConn(out, log)
+	c := newStdioConn(out, log, s.budget)
 	// The session outlives ctx: ctx ending starts a graceful stop, in
 	// which calls in flight may still finish.
 	session, err := s.mcp.Connect(context.WithoutCancel(ctx), stdioTransport{c}, nil)
@@ -78,19 +84,41 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, op
 	if stopping {
 		log.Info("shutting down", "grace", wait)
 	}
+	end := time.Now().Add(wait)
 	if wait > 0 && !c.calls.wait(wait) {
 		log.Warn("calls still running at the end of the wait are cancelled", "wait", wait)
 	}
 	// Input ends for the SDK only now: at end of input it cancels the
 	// calls still running and drops their answers.
 	c.Close()
-	session.Close()
-	_ = session.Wait()
+	// The SDK's Close waits for every answer to be written, and a client
+	// that does not read stdout can hold a write forever: the wait is
+	// bounded by what is left of ours, and at least long enough for
+	// calls just cancelled to return.
+	ended := make(chan struct{})
+	go func() {
+		session.Close()
+		_ = session.Wait()
+		close(ended)
+	}()
+	t := time.NewTimer(max(time.Until(end), cancelWait))
+	defer t.Stop()
+	select {
+	case <-ended:
+	case <-t.C:
+		log.Warn("stopping with answers unwritten: stdout is not being read", "wait", wait)
+	}
 	if werr := c.finish(); err == nil {
 		err = werr
 	}
+	c.calls.release()
 	return err
 }
+
+// cancelWait is how long, once the wait for calls in flight is over, the
+// calls it cancels have to return before ServeStdio returns without them.
+// A cancelled run stops within milliseconds.
+const cancelWait = time.Second
 
 // stdioTransport hands the SDK its one connection.
 type stdioTransport struct{ c *stdioConn }
@@ -111,20 +139,24 @@ type stdioConn struct {
 	closed    chan struct{}        // by Close: Read returns io.EOF
 	closeOnce sync.Once
 
-	mu       sync.Mutex // guards out, finished and writeErr
-	out      io.Writer
-	finished bool  // nothing more is written
-	writeErr error // the first failed write
+	out        io.Writer
+	writing    chan struct{} // holds a token while a message is written to out
+	finished   chan struct{} // closed by finish: nothing more is written
+	finishOnce sync.Once
+	errMu      sync.Mutex
+	writeErr   error // the first failed write
 }
 
-func newStdioConn(out io.Writer, log *slog.Logger) *stdioConn {
+func newStdioConn(out io.Writer, log *slog.Logger, budget *semaphore.Weighted) *stdioConn {
 	return &stdioConn{
-		log:    log,
-		ids:    newIDSwaps(),
-		calls:  newPending(),
-		msgs:   make(chan jsonrpc.Message),
-		closed: make(chan struct{}),
-		out:    out,
+		log:      log,
+		ids:      newIDSwaps(),
+		calls:    newPending(budget, log),
+		msgs:     make(chan jsonrpc.Message),
+		closed:   make(chan struct{}),
+		out:      out,
+		writing:  make(chan struct{}, 1),
+		finished: make(chan struct{}),
 	}
 }
 
@@ -173,7 +205,7 @@ func (c *stdioConn) take(msg []byte) bool {
 		msg, _ = guard.WithMember(msg, "id", c.ids.substitute("", v.ID))
 	case v.Method == "notifications/cancelled":
 		if msg = c.ids.cancelled("", msg, v.Params); msg == nil {
-			return c.calls.admit(false)
+			return c.calls.open()
 		}
 	}
 	m, err := jsonrpc.DecodeMessage(msg)
@@ -185,17 +217,43 @@ func (c *stdioConn) take(msg []byte) bool {
 			"refused malformed message", "code", guard.CodeInvalidRequest, "reason", err)
 	}
 	req, ok := m.(*jsonrpc.Request)
-	call := ok && req.IsCall() // which the SDK answers
-	if !c.calls.admit(call) {
+	if !ok || !req.IsCall() {
+		// A notification, or an answer to the SDK: handled as it comes,
+		// and held no longer.
+		return c.calls.open() && c.hand(m)
+	}
+	written, err := c.calls.admit(req.ID, max(int64(len(msg)), minCharge))
+	switch {
+	case errors.Is(err, errInFlight):
+		// The SDK would answer it without its id.
+		return c.refuse(guard.ErrorResponse(v.ID, guard.CodeInvalidRequest, "invalid request: the id is in use by a request in flight; give each request in flight an id of its own"),
+			"refused a request whose id is in use", "code", guard.CodeInvalidRequest)
+	case err != nil:
 		return false
 	}
+	if !c.hand(m) {
+		c.calls.written(c.calls.answered(req.ID))
+		return false
+	}
+	if req.Method == "initialize" {
+		// The SDK handles nothing else until an initialize is answered:
+		// what was taken in meanwhile would only wait in its queue,
+		// beyond the budget.
+		select {
+		case <-written:
+		case <-c.calls.stopped():
+		}
+	}
+	return true
+}
+
+// hand hands m to the SDK, unless the SDK's input has ended. It reports
+// whether it did.
+func (c *stdioConn) hand(m jsonrpc.Message) bool {
 	select {
 	case c.msgs <- m:
 		return true
 	case <-c.closed:
-		if call {
-			c.calls.done()
-		}
 		return false
 	}
 }
@@ -203,7 +261,7 @@ func (c *stdioConn) take(msg []byte) bool {
 // refuse logs why a line is refused and writes the guard's answer to it,
 // unless no more lines are taken in. It reports whether more are.
 func (c *stdioConn) refuse(answer []byte, why string, attrs ...any) bool {
-	if !c.calls.admit(false) {
+	if !c.calls.open() {
 		return false
 	}
 	c.log.Warn(why, attrs...)
@@ -228,8 +286,11 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	resp, isResp := msg.(*jsonrpc.Response)
 	if isResp {
-		// Once written, or failed: either way the request is done with.
-		defer c.calls.done()
+		// Its handler has returned; the answer is on its way, or never
+		// will be. A client that does not read stdout may keep the write
+		// waiting, which ServeStdio's last wait bounds, and the request
+		// its share of the budget.
+		defer c.calls.written(c.calls.answered(resp.ID))
 	}
 	// As the SDK's own connections do: a message for a request that was
 	// cancelled is not sent.
@@ -249,16 +310,29 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 }
 
 // write writes one whole message to out, unless finish has been called.
+// Writes take turns through a channel rather than a mutex, so that those
+// waiting behind one that out holds up give up when finish is called.
 func (c *stdioConn) write(p []byte) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.finished {
+	select {
+	case c.writing <- struct{}{}:
+	case <-c.finished:
 		return errFinished
 	}
-	if c.writeErr != nil {
-		return c.writeErr
+	defer func() { <-c.writing }()
+	select {
+	case <-c.finished:
+		return errFinished
+	default:
+	}
+	c.errMu.Lock()
+	err := c.writeErr
+	c.errMu.Unlock()
+	if err != nil {
+		return err
 	}
 	if _, err := c.out.Write(p); err != nil {
+		c.errMu.Lock()
+		defer c.errMu.Unlock()
 		c.writeErr = fmt.Errorf("writing to stdout: %w", err)
 		return c.writeErr
 	}
@@ -268,11 +342,12 @@ func (c *stdioConn) write(p []byte) error {
 // errFinished is what a write after ServeStdio returns gets.
 var errFinished = errors.New("the stdio connection is closed")
 
-// finish ends all writing, and returns the error a write met, if any.
+// finish ends all writing, and returns the error a write met, if any. A
+// write that out holds up is not waited for: it may still complete.
 func (c *stdioConn) finish() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.finished = true
+	c.finishOnce.Do(func() { close(c.finished) })
+	c.errMu.Lock()
+	defer c.errMu.Unlock()
 	return c.writeErr
 }
 

@@ -6,15 +6,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/semaphore"
 )
 
 func TestReadLineSkipsOversizedLines(t *testing.T) {
@@ -200,7 +203,7 @@ func TestDecodedMessagesKeepNoBytesOfTheLine(t *testing.T) {
 // would after ServeStdio has returned.
 func TestStdioConnWritesNothingOnceFinished(t *testing.T) {
 	out := &lines{}
-	c := newStdioConn(out, discard())
+	c := newStdioConn(out, discard(), semaphore.NewWeighted(DefaultRequestBudget))
 	if err := c.finish(); err != nil {
 		t.Fatalf("finish = %v", err)
 	}
@@ -212,4 +215,182 @@ func TestStdioConnWritesNothingOnceFinished(t *testing.T) {
 	if got := out.since(0); len(got) != 0 {
 		t.Errorf("written after finish: %q", got)
 	}
+}
+
+// TestServeStdioStopsWhenStdoutIsNotRead shuts down while answers wait
+// for a client that never reads stdout: ServeStdio returns at the end of
+// the grace period, on the bubble's clock, and says why.
+func TestServeStdioStopsWhenStdoutIsNotRead(t *testing.T) {
+	s := newTestServer(t, nil)
+	synctest.Test(t, func(t *testing.T) {
+		inR, inW := io.Pipe()
+		stuck := make(chan struct{})
+		logs := &lines{}
+		ctx, cancel := context.WithCancel(context.Background())
+		const grace = time.Hour
+		done := make(chan error, 1)
+		go func() {
+			done <- s.ServeStdio(ctx, inR, unread(stuck), StdioOptions{DrainTimeout: time.Minute, ShutdownGrace: grace, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+		}()
+		go io.WriteString(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n"+
+			`{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n")
+		synctest.Wait() // both answers wait for stdout to be read
+
+		cancel()
+		stopped := time.Now()
+		if err := <-done; err != nil {
+			t.Errorf("ServeStdio = %v", err)
+		}
+		// The ping waits behind the initialize, whose answer the SDK writes
+		// before it handles the next request: it is cancelled at the end of
+		// the grace period, and has cancelWait to return.
+		if waited := time.Since(stopped); waited < grace || waited > grace+cancelWait {
+			t.Errorf("ServeStdio returned %v after the shutdown began; want the grace period, %v, and at most %v more", waited, grace, cancelWait)
+		}
+		if !slices.ContainsFunc(logs.since(0), func(l string) bool { return strings.Contains(l, "stdout is not being read") }) {
+			t.Errorf("no log line says why answers were left unwritten: %q", logs.since(0))
+		}
+		close(stuck)
+		inW.Close()
+	})
+}
+
+// unread is the stdout of a client that does not read it: a write waits
+// until the channel is closed, then fails.
+type unread chan struct{}
+
+func (u unread) Write([]byte) (int, error) {
+	<-u
+	return 0, io.ErrClosedPipe
+}
+
+// TestServeStdioReadsNoMoreThanTheBudgetHolds sends more requests than the
+// request budget holds at the least a request costs, to a client that
+// does not read its answers yet: in a bubble, where synctest.Wait tells
+// when every goroutine waits for good, ServeStdio has read one line more
+// than it took in, and once the answers are read, every request is
+// answered.
+func TestServeStdioReadsNoMoreThanTheBudgetHolds(t *testing.T) {
+	s := newTestServerWith(t, Options{RequestBudget: MaxMessageSize})
+	synctest.Test(t, func(t *testing.T) {
+		const n = 100
+		inR, inW := io.Pipe()
+		out := &gated{open: make(chan struct{}), lines: &lines{}}
+		done := make(chan error, 1)
+		go func() { done <- s.ServeStdio(context.Background(), inR, out, StdioOptions{DrainTimeout: time.Minute}) }()
+		var sent atomic.Int64
+		go func() {
+			for i := range n {
+				fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{%s}}`+"\n", i, modernMeta)
+				sent.Add(1)
+			}
+			inW.Close()
+		}()
+		synctest.Wait()
+		if got, want := sent.Load(), int64(MaxMessageSize/minCharge+1); got != want {
+			t.Errorf("with no answer read, %d lines were read; want %d, what the budget holds and the line waiting for room", got, want)
+		}
+		close(out.open)
+		if err := <-done; err != nil {
+			t.Errorf("ServeStdio = %v", err)
+		}
+		if got := out.lines.n(); got != n {
+			t.Errorf("%d answers; want %d", got, n)
+		}
+	})
+}
+
+// TestServeStdioReadsNothingMoreUntilInitializeIsAnswered holds back the
+// answer to an initialize: the SDK would handle nothing else meanwhile, so
+// ServeStdio reads nothing more, and answers what follows once the
+// initialize's answer is written.
+func TestServeStdioReadsNothingMoreUntilInitializeIsAnswered(t *testing.T) {
+	s := newTestServer(t, nil)
+	synctest.Test(t, func(t *testing.T) {
+		inR, inW := io.Pipe()
+		out := &gated{open: make(chan struct{}), lines: &lines{}}
+		done := make(chan error, 1)
+		go func() { done <- s.ServeStdio(context.Background(), inR, out, StdioOptions{DrainTimeout: time.Minute}) }()
+		var sent atomic.Int64
+		go func() {
+			for _, line := range []string{
+				`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+				`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+				`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+			} {
+				io.WriteString(inW, line+"\n")
+				sent.Add(1)
+			}
+			inW.Close()
+		}()
+		synctest.Wait()
+		if got := sent.Load(); got != 1 {
+			t.Errorf("with the initialize unanswered, %d lines were read; want 1", got)
+		}
+		close(out.open)
+		if err := <-done; err != nil {
+			t.Errorf("ServeStdio = %v", err)
+		}
+		if got := out.lines.since(0); len(got) != 2 || !strings.Contains(got[1], `"id":1,`) {
+			t.Errorf("answers %q; want the initialize's and the ping's", got)
+		}
+	})
+}
+
+// TestServeStdioRefusesAnIDInFlight sends a request with the id of one
+// still running: it is refused with its id, where the SDK would answer
+// without one, and both the connection and the first request go on.
+func TestServeStdioRefusesAnIDInFlight(t *testing.T) {
+	s := newTestServer(t, nil)
+	release := make(chan struct{})
+	s.mcp.AddTool(&mcp.Tool{Name: "block", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		<-release
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "released"}}}, nil
+	})
+	p := startStdio(t, s)
+	p.send(`{"jsonrpc":"2.0","id":"twice","method":"tools/call","params":{"name":"block","arguments":{}}}`)
+	p.send(`{"jsonrpc":"2.0","id":"twice","method":"ping"}`)
+	if r := p.recv(); string(r.ID) != `"twice"` || r.Error == nil || r.Error.Code != -32600 {
+		t.Errorf("a request with the id of one running: id %s, error %+v; want -32600 with the id", r.ID, r.Error)
+	}
+	close(release)
+	if r := p.recv(); string(r.ID) != `"twice"` || !strings.Contains(string(r.Result), "released") {
+		t.Errorf("the first request: id %s, result %s", r.ID, r.Result)
+	}
+}
+
+// TestServeStdioGivesBackTheBudgetOfDroppedAnswers stops with a call that
+// is cancelled, whose answer the SDK drops: once ServeStdio returns, the
+// whole request budget, which HTTP may share, is free again.
+func TestServeStdioGivesBackTheBudgetOfDroppedAnswers(t *testing.T) {
+	s := newTestServer(t, nil)
+	synctest.Test(t, func(t *testing.T) {
+		s.mcp.AddTool(&mcp.Tool{Name: "block", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})
+		inR, inW := io.Pipe()
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- s.ServeStdio(ctx, inR, &lines{}, StdioOptions{}) }()
+		go io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"block","arguments":{},`+modernMeta+`}}`+"\n")
+		synctest.Wait()
+		cancel()
+		<-done
+		if !s.budget.TryAcquire(s.budgetSize) {
+			t.Error("the budget is not whole once ServeStdio has returned")
+		}
+		inW.Close()
+	})
+}
+
+// gated is a stdout whose writes wait until open is closed.
+type gated struct {
+	open  chan struct{}
+	lines *lines
+}
+
+func (g *gated) Write(p []byte) (int, error) {
+	<-g.open
+	return g.lines.Write(p)
 }
