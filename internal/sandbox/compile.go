@@ -93,27 +93,50 @@ type compileError struct {
 func (e *compileError) Error() string { return e.msg }
 func (e *compileError) Unwrap() error { return e.kind }
 
-// bounded runs compile with the engine's compile limits: in its turn in
-// q (inTurn), each attempt within Timeout, and in a worker if the engine
-// has one.
-func (e *Engine) bounded(ctx context.Context, q *compileQueue, wasm []byte, s Schedule, compile func(context.Context) (program, error)) (program, error) {
+// bounded compiles wasm with the engine's compile limits, in its turn in
+// q (inTurn).
+func (e *Engine) bounded(ctx context.Context, q *compileQueue, wasm []byte, s Schedule) (program, error) {
 	var p program
 	err := e.inTurn(ctx, q, "compilation", s, func(actx context.Context) error {
-		cctx, cancel := context.WithTimeoutCause(actx, e.limits.Timeout, ErrCompileTime)
-		defer cancel()
 		var err error
-		if e.worker != nil {
-			err = e.inWorker(cctx, wasm)
-		}
-		if err == nil {
-			p, err = compile(cctx)
-		}
-		if err != nil && cctx.Err() != nil {
-			return e.stopped(cctx)
-		}
+		p, err = e.compileIn(actx, wasm)
 		return err
 	})
 	return p, err
+}
+
+// compileIn compiles wasm in the compile slot that actx holds: within
+// Timeout, and in a worker if the engine has one.
+func (e *Engine) compileIn(actx context.Context, wasm []byte) (program, error) {
+	cctx, cancel := context.WithTimeoutCause(actx, e.limits.Timeout, ErrCompileTime)
+	defer cancel()
+	var err error
+	if e.worker != nil {
+		err = e.inWorker(cctx, wasm)
+	}
+	var p program
+	if err == nil {
+		p, err = e.compileHere(cctx, wasm)
+	}
+	if err != nil && cctx.Err() != nil {
+		return nil, e.stopped(cctx)
+	}
+	return p, err
+}
+
+// compileHere compiles wasm in this process (after a worker did, from the
+// cache it left).
+func (e *Engine) compileHere(ctx context.Context, wasm []byte) (program, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.closed {
+		return nil, ErrEngineClosed
+	}
+	p, err := e.b.compile(ctx, wasm)
+	if err != nil {
+		return nil, e.compiled(err)
+	}
+	return p, nil
 }
 
 // inTurn runs work, a compilation or a snapshot (what, for the log), in

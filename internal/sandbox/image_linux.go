@@ -3,7 +3,6 @@ package sandbox
 import (
 	"fmt"
 	"os"
-	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -17,11 +16,6 @@ import (
 type memImage struct {
 	f    *os.File
 	size int
-	// data is a read-only mapping of the image, for a backend that copies
-	// it (wasmtime); made on first use.
-	once sync.Once
-	data []byte
-	err  error
 }
 
 func newMemImage(data []byte) (*memImage, error) {
@@ -66,19 +60,4 @@ func unmap(b []byte) {
 	}
 }
 
-// view returns the image, read-only.
-func (im *memImage) view() ([]byte, error) {
-	im.once.Do(func() {
-		if im.size > 0 {
-			im.data, im.err = unix.Mmap(int(im.f.Fd()), 0, im.size, unix.PROT_READ, unix.MAP_SHARED)
-		}
-	})
-	return im.data, im.err
-}
-
-func (im *memImage) close() error {
-	if im.data != nil {
-		_ = unix.Munmap(im.data)
-	}
-	return im.f.Close()
-}
+func (im *memImage) close() error { return im.f.Close() }

@@ -16,9 +16,6 @@ func (im *memImage) mapping(limit uint64) ([]byte, error) {
 	return b, nil
 }
 
-// view returns the image, which must not be written to.
-func (im *memImage) view() ([]byte, error) { return im.data, nil }
-
 func unmap([]byte) {}
 
 func (im *memImage) close() error { return nil }

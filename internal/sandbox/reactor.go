@@ -34,6 +34,9 @@ type reactor struct {
 	globals []wasmbin.Global
 	// unsafe says why the module cannot be snapshotted, if it cannot.
 	unsafe string
+	// wasm is the rewritten module, kept for a backend that makes
+	// snapshots modules of their own (program.images).
+	wasm []byte
 }
 
 // newReactor rewrites a checked reactor module (wasmbin.ExportState) and
@@ -106,7 +109,8 @@ func envList(env map[string]string) []string {
 // plan is what a started instance runs, in order.
 type plan struct {
 	// from, when set, is the snapshot the instance starts from: its
-	// memory and globals replace the module's before anything runs.
+	// memory and globals replace the module's before anything runs (on
+	// wasmtime, the instance is one of its image instead).
 	from *snapshot
 	// globals are the reactor's mutable globals, for from and capture.
 	globals []wasmbin.Global

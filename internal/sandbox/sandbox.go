@@ -119,6 +119,10 @@ type program interface {
 	// snapshots says whether the backend runs plans with capture and
 	// from.
 	snapshots() bool
+	// images says whether the backend makes each snapshot a module of its
+	// own (snapshotImage), whose instances start as the snapshot, rather
+	// than giving instances of this one the snapshot's memory itself.
+	images() bool
 	close(ctx context.Context) error
 }
 
@@ -364,18 +368,7 @@ func (e *Engine) CompileWith(ctx context.Context, wasm []byte, opts CompileOptio
 	if cached {
 		q = e.loading
 	}
-	p, err := e.bounded(ctx, q, wasm, opts.Schedule, func(cctx context.Context) (program, error) {
-		e.mu.RLock()
-		defer e.mu.RUnlock()
-		if e.closed {
-			return nil, ErrEngineClosed
-		}
-		p, err := e.b.compile(cctx, wasm)
-		if err != nil {
-			return nil, e.compiled(err)
-		}
-		return p, nil
-	})
+	p, err := e.bounded(ctx, q, wasm, opts.Schedule)
 	var limited *compileError
 	switch {
 	case errors.As(err, &limited):
@@ -386,6 +379,9 @@ func (e *Engine) CompileWith(ctx context.Context, wasm []byte, opts CompileOptio
 	}
 	if !cached {
 		e.mark(given)
+	}
+	if x != nil && p.images() {
+		x.wasm = wasm
 	}
 	c := &Compiled{p: p, reserve: reserve(parsed.Shape, tableMax), reactor: x, engine: e, log: e.log}
 	if len(parsed.Memories) == 1 {

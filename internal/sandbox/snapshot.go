@@ -9,13 +9,15 @@ import (
 	"time"
 
 	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/internal/wasmbin"
 )
 
 // A snapshot is a reactor's state after its start-up: its linear memory
 // and mutable globals, captured once from an instance that ran
-// _initialize and wasmcp_init. Each call then gets a fresh instance of
-// the same compiled module whose memory and globals are the snapshot's,
-// and runs only wasmcp_run: the start-up's cost (a language runtime's,
+// _initialize and wasmcp_init. Each call then gets a fresh instance
+// whose memory and globals are the snapshot's (of the same compiled
+// module on wazero, of the snapshot's image on wasmtime), and runs only
+// wasmcp_run: the start-up's cost (a language runtime's,
 // most of a call) is paid once per module, while nothing one call does
 // reaches another. Tables need no capture: the reactor rewrite
 // (wasmbin.ExportState) refuses snapshots to modules whose code could
@@ -25,11 +27,27 @@ import (
 type snapshot struct {
 	// inUse is held for reading while an instance is made from the
 	// snapshot, and for writing to close it.
-	inUse   sync.RWMutex
+	inUse sync.RWMutex
+	// held counts the instances that still need the snapshot after
+	// launch let go of inUse: wasmtime's, until instantiated. Each is
+	// added while inUse is held, so none is once close holds it.
+	held sync.WaitGroup
+	// memory is the snapshot's linear memory, which wazero maps into each
+	// instance; on wasmtime, image is instead a module of its own whose
+	// every instance starts as the snapshot (snapshotImage).
 	memory  *memImage
-	size    uint64     // bytes of linear memory
-	runs    []memRange // where memory is not zero, for a backend that copies it
-	globals []uint64   // the reactor's mutable globals, as reactor.globals lists them
+	image   program
+	size    uint64   // bytes of linear memory
+	globals []uint64 // the reactor's mutable globals, as reactor.globals lists them
+}
+
+// close frees what the snapshot holds.
+func (s *snapshot) close() error {
+	s.held.Wait()
+	if s.image != nil {
+		return s.image.close(context.Background())
+	}
+	return s.memory.close()
 }
 
 // ErrNoSnapshot means a module runs without a snapshot: it is not a
@@ -105,12 +123,44 @@ func (c *Compiled) snapshot(ctx context.Context, stem string, lim Limits) (Snaps
 		c.setSnapshot(nil, f)
 		return SnapshotStats{}, f
 	}
-	img, err := newMemImage(memory)
-	if err != nil {
+	s := &snapshot{size: uint64(len(memory)), globals: globals}
+	var err error
+	if c.reactor.wasm != nil {
+		s.image, err = c.snapshotImage(ctx, memory, globals)
+	} else {
+		s.memory, err = newMemImage(memory)
+	}
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return SnapshotStats{}, ctx.Err()
+	case err != nil:
+		// Calls run the whole start-up, as for a module that cannot be
+		// snapshotted.
+		c.setSnapshot(nil, nil)
 		return SnapshotStats{}, fmt.Errorf("keeping the snapshot: %w", err)
 	}
-	c.setSnapshot(&snapshot{memory: img, size: uint64(len(memory)), runs: nonZero(memory), globals: globals}, nil)
+	c.setSnapshot(s, nil)
 	return SnapshotStats{Memory: uint64(len(memory)), Globals: len(globals), Duration: time.Since(start)}, nil
+}
+
+// snapshotImage compiles the snapshot's image: the reactor as rewritten,
+// its data segments the captured memory and its mutable globals starting
+// at the captured values (wasmbin.Image), so that each instance of it
+// starts as the snapshot, and wasmtime maps its memory copy-on-write from
+// the module's own data rather than having it copied in. It compiles in
+// the snapshot's compile slot, which ctx holds, within the compile limits
+// and in a worker, as the reactor did: the image is the server's own work
+// on the operator's module, but it holds the module's code.
+func (c *Compiled) snapshotImage(ctx context.Context, memory []byte, globals []uint64) (program, error) {
+	wasm, err := wasmbin.Image(c.reactor.wasm, memory, c.reactor.globals, globals)
+	if err != nil {
+		return nil, fmt.Errorf("making its image: %w", err)
+	}
+	p, err := c.engine.compileIn(ctx, wasm)
+	if err != nil {
+		return nil, fmt.Errorf("compiling its image: %w", err)
+	}
+	return p, nil
 }
 
 // setSnapshot puts a snapshot (or the start-up's failure) in service and
@@ -124,7 +174,7 @@ func (c *Compiled) setSnapshot(s *snapshot, f *Failure) {
 	if old != nil {
 		go func() {
 			old.inUse.Lock()
-			_ = old.memory.close()
+			_ = old.close()
 		}()
 	}
 }
@@ -160,35 +210,4 @@ func (c *Compiled) planFor(r Run) (plan, *Failure) {
 	}
 	c.snap.inUse.RLock()
 	return plan{from: c.snap, globals: c.reactor.globals, run: abi.ExportRun}, nil
-}
-
-// memRange is a range of memory: [start, end).
-type memRange struct{ start, end uint32 }
-
-// zeroGap is the shortest run of zeroes that nonZero leaves out: copying
-// a page is cheaper than another range.
-const zeroGap = 4096
-
-// nonZero returns where memory is not zero, runs of zeroes shorter than
-// zeroGap included: a fresh memory is zero, so only these need copying.
-func nonZero(memory []byte) []memRange {
-	var spans []memRange
-	for i := 0; i < len(memory); {
-		for i < len(memory) && memory[i] == 0 {
-			i++
-		}
-		if i == len(memory) {
-			break
-		}
-		start, zeros := i, 0
-		for ; i < len(memory) && zeros < zeroGap; i++ {
-			if memory[i] == 0 {
-				zeros++
-			} else {
-				zeros = 0
-			}
-		}
-		spans = append(spans, memRange{uint32(start), uint32(i - zeros)})
-	}
-	return spans
 }

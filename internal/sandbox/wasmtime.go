@@ -64,6 +64,7 @@ import (
 	"runtime"
 	"runtime/cgo"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -369,6 +370,12 @@ func (p *wasmtimeProgram) prepares(r Run) bool { return len(r.Mounts) == 0 }
 
 func (p *wasmtimeProgram) snapshots() bool { return true }
 
+// images is true: wasmtime offers no hook into how an instance's memory is
+// made, but maps a module's own data segments into each instance
+// copy-on-write (memory_init_cow, on by default), which a snapshot's image
+// turns into the snapshot's memory.
+func (p *wasmtimeProgram) images() bool { return true }
+
 func (p *wasmtimeProgram) start(in *instance, r Run, _ io.Reader) *Failure {
 	mem := &wtMemory{limit: uint64(r.Limits.Memory)}
 	in.mem = mem
@@ -395,7 +402,21 @@ func (p *wasmtimeProgram) start(in *instance, r Run, _ io.Reader) *Failure {
 		C.wasmcp_stdio(cPointer(wasi), nil, 0, C.uintptr_t(handles[0]), C.uintptr_t(handles[1]))
 	}
 
+	module := p.module
+	instantiated := func() {}
+	if s := in.plan.from; s != nil {
+		// An instance of the snapshot's image starts as the snapshot:
+		// only the call runs. The image must outlive launch's hold on
+		// the snapshot until it is instantiated.
+		module = s.image.(*wasmtimeProgram).module
+		s.held.Add(1)
+		instantiated = sync.OnceFunc(s.held.Done)
+		// An instantiation refused for the limit then reads as one.
+		mem.size = s.size
+	}
+
 	go in.guard(func() (ending, func()) {
+		defer instantiated()
 		// The store keeps a pointer to stop, so stop stays pinned until
 		// the store is gone.
 		var stop atomic.Int32
@@ -426,7 +447,8 @@ func (p *wasmtimeProgram) start(in *instance, r Run, _ io.Reader) *Failure {
 		unwatch := context.AfterFunc(in.ctx, func() { stop.Store(1) })
 		defer unwatch()
 
-		inst, err := linker.Instantiate(store, p.module)
+		inst, err := linker.Instantiate(store, module)
+		instantiated()
 		if err != nil {
 			return finish(run.ending(wasmtimeEnding(err)))
 		}
@@ -444,11 +466,6 @@ func (p *wasmtimeProgram) start(in *instance, r Run, _ io.Reader) *Failure {
 		var memory *wt.Memory
 		if m := inst.GetExport(store, "memory"); m != nil {
 			memory = m.Memory()
-		}
-		if s := in.plan.from; s != nil {
-			if err := restore(store, inst, memory, s, in.plan.globals); err != nil {
-				return finish(ending{err: err})
-			}
 		}
 		if len(in.plan.data) > 0 {
 			var mem guestMemory
@@ -484,33 +501,6 @@ func (p *wasmtimeProgram) start(in *instance, r Run, _ io.Reader) *Failure {
 	return nil
 }
 
-// restore makes a new instance's memory and globals a snapshot's. wasmtime
-// offers no hook into how an instance's memory is made, so the snapshot's
-// memory is copied in, only where it is not zero: a fresh memory is zero.
-func restore(store *wt.Store, inst *wt.Instance, memory *wt.Memory, s *snapshot, globals []wasmbin.Global) error {
-	if memory != nil && s.size > 0 {
-		if have := uint64(memory.DataSize(store)); have < s.size {
-			if _, err := memory.Grow(store, (s.size-have)/pageSize); err != nil {
-				return fmt.Errorf("growing the memory to the snapshot's: %w", err)
-			}
-		}
-		image, err := s.memory.view()
-		if err != nil {
-			return fmt.Errorf("reading the snapshot's memory: %w", err)
-		}
-		dst := memory.UnsafeData(store)
-		for _, r := range s.runs {
-			copy(dst[r.start:r.end], image[r.start:r.end])
-		}
-	}
-	for i, g := range globals {
-		if err := inst.GetExport(store, g.Export).Global().Set(store, typedValue(g.Type, s.globals[i])); err != nil {
-			return fmt.Errorf("restoring the snapshot's global %s: %w", g.Export, err)
-		}
-	}
-	return nil
-}
-
 // rawValue is a number global's value as its bits, as wazero gives it.
 func rawValue(v wt.Val) uint64 {
 	switch v.Kind() {
@@ -524,19 +514,6 @@ func rawValue(v wt.Val) uint64 {
 		return math.Float64bits(v.F64())
 	}
 	return 0 // ExportState captures only the four number types
-}
-
-// typedValue is rawValue's inverse for a global of value type t.
-func typedValue(t byte, bits uint64) wt.Val {
-	switch t {
-	case 0x7e:
-		return wt.ValI64(int64(bits))
-	case 0x7d:
-		return wt.ValF32(math.Float32frombits(uint32(bits)))
-	case 0x7c:
-		return wt.ValF64(math.Float64frombits(bits))
-	}
-	return wt.ValI32(int32(uint32(bits)))
 }
 
 // ending is how the run ended: by the guest's proc_exit, or a call passed

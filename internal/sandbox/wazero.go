@@ -89,6 +89,8 @@ func (p *wazeroProgram) prepares(Run) bool { return true }
 
 func (p *wazeroProgram) snapshots() bool { return true }
 
+func (p *wazeroProgram) images() bool { return false }
+
 func (p *wazeroProgram) start(in *instance, r Run, stdin io.Reader) *Failure {
 	mem := &meter{limit: uint64(r.Limits.Memory)}
 	if s := in.plan.from; s != nil {

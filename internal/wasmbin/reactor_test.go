@@ -64,3 +64,57 @@ func TestExportStateRefusesReservedNamesAndFlagsTableChanges(t *testing.T) {
 		t.Errorf("ExportState(an export named wasmcp.run) = %v; want it refused", err)
 	}
 }
+
+func TestImageMakesTheCapturedMemoryTheModulesOwn(t *testing.T) {
+	r, err := ExportState(wattest.Build(t, "stateful"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	memory := make([]byte, 3<<16)
+	copy(memory[16:], "ab")
+	copy(memory[5*imagePage:], "near")    // within imageGap of the first page: merged
+	copy(memory[2<<16+imagePage:], "far") // a segment of its own
+	img, err := Image(r.Wasm, memory, r.Globals, []uint64{7, 0x4000000000000000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Parse(img)
+	if err != nil {
+		t.Fatalf("the image does not parse: %v", err)
+	}
+	if len(m.Memories) != 1 || m.Memories[0].MinPages != 3 {
+		t.Errorf("memories = %+v; want one of 3 pages at least", m.Memories)
+	}
+	if m.Shape.DataSegments != 2 || m.Shape.DataBytes != 6*imagePage+imagePage {
+		t.Errorf("%d data segments of %d bytes; want 2 of %d", m.Shape.DataSegments, m.Shape.DataBytes, 7*imagePage)
+	}
+	if _, err := Image(r.Wasm, memory[:100], r.Globals, []uint64{7, 0}); err == nil {
+		t.Error("an image of part of a page was made")
+	}
+}
+
+func TestImageSegmentsStayDenseEnoughToMap(t *testing.T) {
+	// Two pages 32 MiB apart: separate segments would fill less than half
+	// of a range wasmtime lays out only when dense, so they are one.
+	memory := make([]byte, 33<<20)
+	memory[0], memory[32<<20] = 1, 1
+	segs := imageSegments(memory)
+	if len(segs) != 1 || segs[0].Offset != 0 || len(segs[0].Bytes) != 32<<20+imagePage {
+		t.Errorf("segments = %d, first at %d; want one covering both pages", len(segs), segs[0].Offset)
+	}
+}
+
+func TestAppendSlebReadsBack(t *testing.T) {
+	for _, v := range []int64{0, 1, -1, 63, 64, -64, -65, 1<<31 - 1, -1 << 31} {
+		r := &reader{b: appendSleb(nil, v)}
+		if got, err := r.sleb32(); err != nil || int64(got) != v || !r.done() {
+			t.Errorf("appendSleb(%d) = %x, read back as %d: %v", v, r.b, got, err)
+		}
+	}
+	for _, v := range []int64{1 << 40, -1 << 63, 1<<63 - 1} {
+		r := &reader{b: appendSleb(nil, v)}
+		if err := r.sleb(10); err != nil || !r.done() {
+			t.Errorf("appendSleb(%d) = %x: %v", v, r.b, err)
+		}
+	}
+}
