@@ -422,9 +422,14 @@ func (p *wasmtimeProgram) start(in *instance, r Run, _ io.Reader) *Failure {
 		var stop atomic.Int32
 		var pin runtime.Pinner
 		pin.Pin(&stop)
-		store := wt.NewStoreWithData(p.b.engine, run)
+		// The teardown is deferred before the store is made: making it
+		// panics on an engine closed meanwhile, and a Pinner the collector
+		// finds still pinning ends the process.
+		var store *wt.Store
 		teardown := func() {
-			store.Close()
+			if store != nil {
+				store.Close()
+			}
 			pin.Unpin()
 			for _, h := range handles {
 				h.Delete()
@@ -436,6 +441,7 @@ func (p *wasmtimeProgram) start(in *instance, r Run, _ io.Reader) *Failure {
 				teardown()
 			}
 		}()
+		store = wt.NewStoreWithData(p.b.engine, run)
 		finish := func(end ending) (ending, func()) {
 			handedOff = true
 			return end, teardown
