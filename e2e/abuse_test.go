@@ -308,6 +308,33 @@ func TestRequestBudgetOverHTTP(t *testing.T) {
 	}
 }
 
+// TestHTTPClosesAConnectionThatStopsReading sends a call whose answer,
+// some 12 MiB once encoded, is far more than the sockets hold, and never
+// reads it: once a write has waited --read-timeout, the server closes the
+// connection and says so, and the request's 2 MiB of the 4 MiB budget come
+// back, so that a call of 3 MiB is served.
+func TestHTTPClosesAConnectionThatStopsReading(t *testing.T) {
+	dir := t.TempDir()
+	writeTool(t, dir, "echo", wattest.Build(t, "echo"), "echo")
+	s := startHTTPIn(t, dir, "--read-timeout", "1s", "--output", "64MiB", "--request-budget", "4MiB")
+	host := strings.TrimPrefix(strings.TrimSuffix(s.url, "/mcp"), "http://")
+	c, err := net.Dial("tcp", host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.(*net.TCPConn).SetReadBuffer(4 << 10)
+	// Each < is six bytes in the answer (the SDK escapes it for HTML).
+	call := strings.Replace(padded("echo", 0), `"pad":""`, `"pad":"`+strings.Repeat("<", 2<<20)+`"`, 1)
+	fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"+
+		"Mcp-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: echo\r\nContent-Length: %d\r\n\r\n%s", host, len(call), call)
+	s.waitLog(t, "closed a connection whose client stopped reading its answer")
+
+	if status, r, _ := post(t, s.url, padded("echo", 3<<20), modernCall("echo")); status != http.StatusOK || r.Error != nil || len(r.Result) < 3<<20 {
+		t.Errorf("a call of 3 MiB after the stalled one: status %d, error %+v, %d bytes of result", status, r.Error, len(r.Result))
+	}
+}
+
 // padded is a 2026-07-28 tools/call of tool whose arguments are a string
 // of n bytes.
 func padded(tool string, n int) string {

@@ -179,6 +179,10 @@ type HTTPConfig struct {
 	// connection, so keep it well below the connections the listener
 	// accepts; the CLI makes it half of them.
 	MaxStreams int
+	// WriteStallTimeout bounds how long one write of an answer may wait
+	// for the client to read it (default 30 s); past it, the connection is
+	// closed and the request's resources go back.
+	WriteStallTimeout time.Duration
 }
 
 // Engines lists the WebAssembly engines this build can run, the default
@@ -351,6 +355,7 @@ func (s *Server) Handler() http.Handler {
 		SessionIdleTimeout: s.cfg.HTTP.SessionIdleTimeout,
 		BodyTimeout:        s.cfg.HTTP.BodyTimeout,
 		MaxStreams:         s.cfg.HTTP.MaxStreams,
+		WriteStallTimeout:  s.cfg.HTTP.WriteStallTimeout,
 	})
 }
 

@@ -99,7 +99,7 @@ func (f *httpFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.maxConnections, "max-connections", 1024, "HTTP connections open at once; past it, a new one closes the connection idle longest, or waits while all are busy. At most half may hold long-lived streams (GET, subscriptions/listen); a stream past that is refused with 503")
 	fs.IntVar(&f.maxSessions, "max-sessions", 1024, "live 2025-11-25 sessions; a new one past this closes the session idle longest, or is refused with 503 while every session is in use")
 	fs.DurationVar(&f.sessionIdle, "session-idle-timeout", 10*time.Minute, "close a 2025-11-25 session idle this long")
-	fs.DurationVar(&f.readTimeout, "read-timeout", 30*time.Second, "time a client has to send a request's headers, and then its body")
+	fs.DurationVar(&f.readTimeout, "read-timeout", 30*time.Second, "time a client has to send a request's headers, then its body, and to take each 64 KiB of an answer; a client past it has its connection closed")
 }
 
 func (f *httpFlags) handlerOptions() (host.HTTPConfig, error) {
@@ -107,6 +107,9 @@ func (f *httpFlags) handlerOptions() (host.HTTPConfig, error) {
 		MaxSessions:        f.maxSessions,
 		SessionIdleTimeout: f.sessionIdle,
 		BodyTimeout:        f.readTimeout,
+		// A client that stops reading its answer is waited for as long as
+		// one that stops sending its request.
+		WriteStallTimeout: f.readTimeout,
 		// Streams hold their connections: half of them are left for
 		// everything else, /healthz included.
 		MaxStreams: f.maxConnections / 2,

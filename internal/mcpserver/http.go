@@ -51,6 +51,12 @@ type HTTPOptions struct {
 	// 503. Keep it below the connections the listener accepts, so that
 	// streams, which hold their connections, leave room for the rest.
 	MaxStreams int
+	// WriteStallTimeout bounds how long one write of an answer, of up to
+	// 64 KiB, may wait for the client to take it (default 30 seconds).
+	// Past it, the connection is closed and the request ends, so that a
+	// client that stops reading cannot hold its request's share of the
+	// budget and its answer. An idle stream writes nothing and is not cut.
+	WriteStallTimeout time.Duration
 }
 
 // Defaults for HTTPOptions.
@@ -59,6 +65,7 @@ const (
 	DefaultSessionIdleTimeout = 10 * time.Minute
 	DefaultBodyTimeout        = 30 * time.Second
 	DefaultMaxStreams         = 512
+	DefaultWriteStallTimeout  = 30 * time.Second
 )
 
 // HTTPHandler serves the server over Streamable HTTP, for clients of both
@@ -78,7 +85,9 @@ const (
 // error (see jsonErrors), and every request id comes back as the client
 // wrote it (see idSwaps). What clients hold is bounded: the bodies held at
 // once by the server's request budget, the long-lived streams by
-// MaxStreams, and the sessions by MaxSessions (see sessionUse).
+// MaxStreams, the sessions by MaxSessions (see sessionUse), and how long
+// an answer may wait for its client to read it by WriteStallTimeout (see
+// withWriteStall).
 func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	log := opts.Logger
 	if log == nil {
@@ -108,7 +117,8 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		streams:     semaphore.NewWeighted(int64(opts.MaxStreams)),
 		maxStreams:  opts.MaxStreams,
 	}
-	return withJSONErrors(RequireBearer(opts.AuthToken, http.NewCrossOriginProtection().Handler(r)))
+	return withWriteStall(opts.WriteStallTimeout, log,
+		withJSONErrors(RequireBearer(opts.AuthToken, http.NewCrossOriginProtection().Handler(r))))
 }
 
 func (o *HTTPOptions) setDefaults() {
@@ -123,6 +133,9 @@ func (o *HTTPOptions) setDefaults() {
 	}
 	if o.MaxStreams <= 0 {
 		o.MaxStreams = DefaultMaxStreams
+	}
+	if o.WriteStallTimeout <= 0 {
+		o.WriteStallTimeout = DefaultWriteStallTimeout
 	}
 }
 
