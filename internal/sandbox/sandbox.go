@@ -231,7 +231,7 @@ func (e *Engine) Close(ctx context.Context) error {
 		e.closed = true
 		err := e.b.close(context.WithoutCancel(ctx))
 		if e.tempDir != "" {
-			err = errors.Join(err, os.RemoveAll(e.tempDir))
+			err = errors.Join(err, removeCache(e.tempDir))
 		}
 		done <- err
 	}()
@@ -581,4 +581,16 @@ func bytesText(n uint64) string {
 		return fmt.Sprintf("%.4g KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// removeCache removes a private compilation cache. wasmtime updates the
+// cache's usage statistics from a thread of its own, which closing the
+// engine does not wait for, so a file may appear while the directory is
+// removed: a few more passes take it too.
+func removeCache(dir string) error {
+	err := os.RemoveAll(dir)
+	for i := 0; err != nil && i < 10; i++ {
+		err = os.RemoveAll(dir)
+	}
+	return err
 }

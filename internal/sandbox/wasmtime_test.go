@@ -6,6 +6,8 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+
+	"github.com/wasmcp/wasmcp/internal/wattest"
 )
 
 func TestByteMemoryChecksBounds(t *testing.T) {
@@ -76,7 +78,7 @@ func TestEnginesProvideTheSameImports(t *testing.T) {
 // Servers and their compile workers share a cache directory, and each
 // process points wasmtime at it as it starts.
 func TestEnginesStartTogetherOnOneCacheDir(t *testing.T) {
-	dir := t.TempDir()
+	dir := wattest.CacheDir(t)
 	errs := make(chan error, 16)
 	for range cap(errs) {
 		go func() {
