@@ -50,17 +50,9 @@ func Image(wasm []byte, memory []byte, globals []Global, values []uint64) ([]byt
 			return nil, errors.New("it imports its memory")
 		}
 	}
-	r, err := newReader(wasm)
+	sections, err := splitSections(wasm)
 	if err != nil {
 		return nil, err
-	}
-	var sections []rawSection
-	for !r.done() {
-		id, body, err := r.section()
-		if err != nil {
-			return nil, err
-		}
-		sections = append(sections, rawSection{id, body})
 	}
 	segments := imageSegments(memory)
 	hasMemory := false

@@ -54,6 +54,24 @@ type rawSection struct {
 	body []byte
 }
 
+// splitSections cuts a module into its sections, in order, for the
+// rewrites that keep most of them as they are.
+func splitSections(b []byte) ([]rawSection, error) {
+	r, err := newReader(b)
+	if err != nil {
+		return nil, err
+	}
+	var sections []rawSection
+	for !r.done() {
+		id, body, err := r.section()
+		if err != nil {
+			return nil, err
+		}
+		sections = append(sections, rawSection{id, body})
+	}
+	return sections, nil
+}
+
 // ExportState rewrites a module so that a host can capture an instance's
 // state and make new instances from it: every mutable global is exported
 // (as "wasmcp.global.<index>"), the active data segments are emptied (as
@@ -72,17 +90,9 @@ func ExportState(b []byte) (*Reactor, error) {
 			return nil, fmt.Errorf("exports %q: export names beginning with %q are reserved for wasmcp", e.Name, reservedPrefix)
 		}
 	}
-	r, err := newReader(b)
+	sections, err := splitSections(b)
 	if err != nil {
 		return nil, err
-	}
-	var sections []rawSection
-	for !r.done() {
-		id, body, err := r.section()
-		if err != nil {
-			return nil, err
-		}
-		sections = append(sections, rawSection{id, body})
 	}
 	out := &Reactor{}
 	if parsed.Shape.StateOps > 0 {
