@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -10,39 +9,20 @@ import (
 // date_diff is the TypeScript example (tools/date_diff), on the QuickJS
 // runtime, with an outputSchema.
 func TestExampleDateDiff(t *testing.T) {
-	good := []struct {
-		args map[string]any
-		want string
-	}{
+	good := []toolCase{
 		{map[string]any{"start": "2026-01-01", "end": "2026-12-31", "holidays": []string{"2026-12-25", "2026-12-26"}},
 			`{"businessDays":259,"days":364,"weeks":52}`},
 		{map[string]any{"start": "2026-03-09", "end": "2026-03-02"}, `{"businessDays":-5,"days":-7,"weeks":-1}`},
 		{map[string]any{"start": "2024-02-28", "end": "2024-03-01"}, `{"businessDays":2,"days":2,"weeks":0}`},
 		{map[string]any{"start": "2026-05-05", "end": "2026-05-05"}, `{"businessDays":0,"days":0,"weeks":0}`},
 	}
-	bad := []struct {
-		args map[string]any
-		want string
-	}{
+	bad := []toolCase{
 		{map[string]any{"start": "2026-02-30", "end": "2026-03-01"}, `date_diff failed (exit status 1): start "2026-02-30" is not a date in YYYY-MM-DD form`},
 		{map[string]any{"start": "2026-01-01", "end": "01/02/2026"}, `end "01/02/2026" is not a date`},
 		{map[string]any{"start": "2026-01-01", "end": "2026-01-02", "holidays": []string{"soon"}}, `holiday "soon"`},
 		{map[string]any{"start": "2026-01-01"}, "/"},
 	}
-	forEachClient(t, func(t *testing.T, cs *mcp.ClientSession) {
-		for _, tt := range good {
-			res := callTool(t, cs, "date_diff", tt.args)
-			if got := mustJSON(t, res.StructuredContent); res.IsError || got != tt.want {
-				t.Errorf("date_diff %s = %s %q (isError %v); want %s", mustJSON(t, tt.args), got, text(res), res.IsError, tt.want)
-			}
-		}
-		for _, tt := range bad {
-			res := callTool(t, cs, "date_diff", tt.args)
-			if !res.IsError || !strings.Contains(text(res), tt.want) {
-				t.Errorf("date_diff %s = %q (isError %v); want an error mentioning %q", mustJSON(t, tt.args), text(res), res.IsError, tt.want)
-			}
-		}
-	})
+	checkToolCases(t, "date_diff", good, bad)
 }
 
 // The TypeScript SDK's progress reaches the client: one report per ten

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -10,10 +9,7 @@ import (
 // date_info is the Python example (tools/date_info, built with
 // sdk-guest/python on the CPython runtime).
 func TestExampleDateInfo(t *testing.T) {
-	good := []struct {
-		args map[string]any
-		want string
-	}{
+	good := []toolCase{
 		{map[string]any{"date": "2024-02-29"},
 			`{"date":"2024-02-29","dayOfYear":60,"daysInMonth":29,"isoWeek":9,"isoYear":2024,"leapYear":true,"weekday":"Thursday"}`},
 		{map[string]any{"date": "2021-01-01", "other": "2020-12-25"},
@@ -21,10 +17,7 @@ func TestExampleDateInfo(t *testing.T) {
 		{map[string]any{"date": "1900-02-01", "other": "9999-12-31"},
 			`{"date":"1900-02-01","dayOfYear":32,"daysInMonth":28,"daysUntilOther":2958432,"isoWeek":5,"isoYear":1900,"leapYear":false,"weekday":"Thursday"}`},
 	}
-	bad := []struct {
-		args map[string]any
-		want string
-	}{
+	bad := []toolCase{
 		// Valid RFC 3339 dates that Python's calendar does not have: the
 		// tool's own error, through the SDK's ToolError.
 		{map[string]any{"date": "0000-01-01"}, "date_info failed (exit status 1): date '0000-01-01' is not a date from 0001-01-01 to 9999-12-31 in YYYY-MM-DD form"},
@@ -33,20 +26,7 @@ func TestExampleDateInfo(t *testing.T) {
 		{map[string]any{}, "/"},
 		{map[string]any{"date": "2024-01-01", "when": "now"}, "when"},
 	}
-	forEachClient(t, func(t *testing.T, cs *mcp.ClientSession) {
-		for _, tt := range good {
-			res := callTool(t, cs, "date_info", tt.args)
-			if res.IsError || mustJSON(t, res.StructuredContent) != tt.want {
-				t.Errorf("date_info %s = %s %q (isError %v); want %s", mustJSON(t, tt.args), mustJSON(t, res.StructuredContent), text(res), res.IsError, tt.want)
-			}
-		}
-		for _, tt := range bad {
-			res := callTool(t, cs, "date_info", tt.args)
-			if !res.IsError || !strings.Contains(text(res), tt.want) {
-				t.Errorf("date_info %s = %q (isError %v); want an error mentioning %q", mustJSON(t, tt.args), text(res), res.IsError, tt.want)
-			}
-		}
-	})
+	checkToolCases(t, "date_info", good, bad)
 }
 
 // The tool logs the weekday at debug level through wasmcp.log.

@@ -3,7 +3,6 @@ package e2e
 import (
 	"encoding/json"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,10 +12,7 @@ import (
 // find_matches is the JavaScript example (tools/find_matches), on the
 // QuickJS runtime: two tools in one module.
 func TestExampleFindMatches(t *testing.T) {
-	good := []struct {
-		args map[string]any
-		want string
-	}{
+	good := []toolCase{
 		{map[string]any{"text": "2026-01 and 2027-02", "pattern": `(?<y>\d{4})-(\d{2})`},
 			`{"count":2,"matches":[{"groups":["2026","01"],"index":0,"match":"2026-01","named":{"y":"2026"}},{"groups":["2027","02"],"index":12,"match":"2027-02","named":{"y":"2027"}}]}`},
 		{map[string]any{"text": "Ab ab AB", "pattern": "ab", "flags": "i", "limit": 2},
@@ -27,30 +23,14 @@ func TestExampleFindMatches(t *testing.T) {
 			`{"count":1,"matches":[{"groups":[null,"1"],"index":1,"match":"1"}]}`},
 		{map[string]any{"text": "none here", "pattern": `\d`}, `{"count":0,"matches":[]}`},
 	}
-	bad := []struct {
-		args map[string]any
-		want string
-	}{
+	bad := []toolCase{
 		{map[string]any{"text": "x", "pattern": "("}, "find_matches failed (exit status 1): pattern is not a valid regular expression"},
 		{map[string]any{"text": "x", "pattern": "x", "flags": "ii"}, "must be distinct letters"},
 		{map[string]any{"text": "x", "pattern": "x", "flags": "g"}, "/flags"},
 		{map[string]any{"text": "x"}, "/"},
 		{map[string]any{"text": "x", "pattern": "x", "limit": 0}, "/limit"},
 	}
-	forEachClient(t, func(t *testing.T, cs *mcp.ClientSession) {
-		for _, tt := range good {
-			res := callTool(t, cs, "find_matches", tt.args)
-			if got := mustJSON(t, res.StructuredContent); res.IsError || got != tt.want {
-				t.Errorf("find_matches %s = %s %q (isError %v); want %s", mustJSON(t, tt.args), got, text(res), res.IsError, tt.want)
-			}
-		}
-		for _, tt := range bad {
-			res := callTool(t, cs, "find_matches", tt.args)
-			if !res.IsError || !strings.Contains(text(res), tt.want) {
-				t.Errorf("find_matches %s = %q (isError %v); want an error mentioning %q", mustJSON(t, tt.args), text(res), res.IsError, tt.want)
-			}
-		}
-	})
+	checkToolCases(t, "find_matches", good, bad)
 }
 
 // The JavaScript SDK's log reaches the client through wasmcp.log.
