@@ -8,19 +8,7 @@ Usage: ENGINE=wazero K=1 SHAPE=chain FUNCS=0 python3 compilequeue_callslow.py
 import shutil, threading
 from lib import *
 k = int(os.environ.get("K", "1"))
-d = os.path.join(ROOT, "tools", "compilequeue")
-shutil.rmtree(d, ignore_errors=True); os.makedirs(d)
-genv = dict(os.environ, BODY="100000")
-genv.update(dict(kv.split("=") for kv in os.environ.get("SHAPE_ENV", "").split()))
-subprocess.check_call(["go", "run", "./attack/gen", os.environ.get("SHAPE", "loadstack"), "/tmp/slowcompile.wasm", os.environ.get("FUNCS", "16")], cwd=os.path.join(ROOT, ".."), env=genv)
-for i in range(k):
-    data = open("/tmp/slowcompile.wasm", "rb").read() + bytes([0, 2, 1, 0x41 + i])
-    open(os.path.join(d, f"slow{i}.wasm"), "wb").write(data)
-    json.dump({"abi": 1, "tools": [{"name": f"slow{i}", "description": "s", "inputSchema": {"type": "object"}}]},
-              open(os.path.join(d, f"slow{i}.manifest.json"), "w"))
-subprocess.check_call(["go", "build", "-o", os.path.join(d, "calculate.wasm"), "."], cwd=os.path.join(ROOT, "..", "tools", "calculate"),
-                      env=dict(os.environ, GOOS="wasip1", GOARCH="wasm"))
-shutil.copy(os.path.join(ROOT, "..", "tools", "calculate", "manifest.json"), os.path.join(d, "calculate.manifest.json"))
+d = slow_tool_dir(k)
 cache = "/tmp/compilequeue-cache"
 shutil.rmtree(cache, ignore_errors=True)
 for label in ["first start", "after a restart"]:

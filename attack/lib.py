@@ -1,6 +1,6 @@
 """Helpers for the attack scripts: start wasmcp, talk raw HTTP and stdio,
 measure the server's peak RSS."""
-import json, os, socket, subprocess, time, signal, re
+import json, os, shutil, socket, subprocess, time, signal, re
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 BIN = {"wazero": os.path.join(ROOT, "..", "build", "wasmcp"),
@@ -144,3 +144,25 @@ def text_of(out):
         return m["result"]["content"][0]["text"]
     except (KeyError, IndexError, TypeError):
         return m
+
+
+def slow_tool_dir(k):
+    """A tool directory of k modules that compile slowly (SHAPE, FUNCS and
+    SHAPE_ENV choose them, built by attack/gen) beside the calculate
+    example, as tools/calculate/build makes it. Returns the directory."""
+    d = os.path.join(ROOT, "tools", "compilequeue")
+    shutil.rmtree(d, ignore_errors=True); os.makedirs(d)
+    genv = dict(os.environ, BODY="100000")
+    genv.update(dict(kv.split("=") for kv in os.environ.get("SHAPE_ENV", "").split()))
+    subprocess.check_call(["go", "run", "./attack/gen", os.environ.get("SHAPE", "loadstack"), "/tmp/slowcompile.wasm",
+                           os.environ.get("FUNCS", "16")], cwd=os.path.join(ROOT, ".."), env=genv)
+    for i in range(k):
+        # Differ by one byte so that each is its own module (a custom section).
+        data = open("/tmp/slowcompile.wasm", "rb").read() + bytes([0, 2, 1, 0x41 + i])
+        open(os.path.join(d, f"slow{i}.wasm"), "wb").write(data)
+        json.dump({"abi": 1, "tools": [{"name": f"slow{i}", "description": "s", "inputSchema": {"type": "object"}}]},
+                  open(os.path.join(d, f"slow{i}.manifest.json"), "w"))
+    calc = os.path.join(ROOT, "..", "tools", "calculate")
+    subprocess.check_call([os.path.join(calc, "build"), os.path.join(d, "calculate.wasm")])
+    shutil.copy(os.path.join(calc, "manifest.json"), os.path.join(d, "calculate.manifest.json"))
+    return d
