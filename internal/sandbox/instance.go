@@ -34,6 +34,8 @@ type instance struct {
 	// the operator's log.
 	startup *cappedBuffer
 	log     *slog.Logger
+	// release lets the engine's Close go on once the guest has ended.
+	release func()
 }
 
 // launch sets up the instance's limits and output, and has the backend
@@ -59,16 +61,22 @@ func (c *Compiled) launch(r Run, stdin io.Reader, pl *plan) (*instance, *Failure
 		// start returns.
 		defer pl.from.inUse.RUnlock()
 	}
+	release, f := c.engine.admit()
+	if f != nil {
+		return nil, f
+	}
 	lim := r.Limits
 	// What the instance holds outside linear memory comes out of the
 	// limit: linear memory may have the rest. Failures still quote the
 	// whole limit, which is the one the operator set.
 	r.Limits.Memory -= int64(c.reserve)
 	ctx, cancel := context.WithCancelCause(context.Background())
+	unwatch := context.AfterFunc(c.engine.stopping, func() { cancel(ErrEngineClosed) })
 	in := &instance{
 		ctx: ctx, cancel: cancel, lim: lim, reserve: c.reserve,
-		state: &runState{reporter: r.Reporter, lastProgress: math.Inf(-1), http: r.HTTP, maxAnswer: lim.Memory},
-		done:  make(chan ending, 1),
+		state:   &runState{reporter: r.Reporter, lastProgress: math.Inf(-1), http: r.HTTP, maxAnswer: lim.Memory},
+		done:    make(chan ending, 1),
+		release: func() { unwatch(); release() },
 	}
 	in.stdout = &cappedBuffer{limit: lim.Output, onFull: func() { cancel(errStdoutLimit) }}
 	in.stderr = &cappedBuffer{limit: lim.Output, onFull: func() { cancel(errStderrLimit) }}
@@ -84,6 +92,7 @@ func (c *Compiled) launch(r Run, stdin io.Reader, pl *plan) (*instance, *Failure
 	}
 	if f := c.p.start(in, r, stdin); f != nil {
 		cancel(nil)
+		in.release()
 		return nil, f
 	}
 	return in, nil
@@ -119,6 +128,7 @@ func (in *instance) guard(run func() (ending, func())) {
 		}
 		in.done <- end
 		teardown()
+		in.release()
 	}()
 	end, teardown = run()
 }

@@ -150,9 +150,14 @@ type Engine struct {
 	stop     context.CancelFunc
 
 	// mu keeps Close from closing the runtime under a compile in progress,
-	// which makes wazero panic: Compile holds it for reading.
+	// which makes wazero panic: Compile holds it for reading, and launch
+	// while it counts an instance in.
 	mu     sync.RWMutex
 	closed bool
+	// instances counts the guests running: Close stops them and waits for
+	// them before the runtime goes (on wasmtime, a guest outliving the
+	// epoch ticker would never be interrupted).
+	instances sync.WaitGroup
 }
 
 // NewEngine starts the runtime cfg names, with WASI preview 1 and the
@@ -212,12 +217,29 @@ func newBackend(ctx context.Context, cfg Config) (backend, error) {
 // Name is the engine's name, as Config.Engine gives it.
 func (e *Engine) Name() string { return e.name }
 
-// Close stops the compilations in progress (killing their workers),
-// then releases the runtime and the compilation cache. A compilation in
-// this process that cannot stop (on wasmtime, or a wazero function still
-// compiling) is waited for until ctx ends; past that, Close returns
-// without releasing the runtime, which the compilation still uses, and
-// leaves it to the process's exit.
+// admit counts an instance in, unless Close has begun: release counts it
+// out once it has ended and been torn down.
+func (e *Engine) admit() (release func(), f *Failure) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.closed || e.stopping.Err() != nil {
+		return nil, &Failure{Kind: Cancelled, Detail: shuttingDown}
+	}
+	e.instances.Add(1)
+	return e.instances.Done, nil
+}
+
+// shuttingDown is the detail of a run that the engine's Close stopped or
+// refused.
+const shuttingDown = "the server is shutting down: the call was stopped"
+
+// Close stops the compilations in progress (killing their workers) and
+// the guests running, then releases the runtime and the compilation cache.
+// A compilation in this process that cannot stop (on wasmtime, or a wazero
+// function still compiling) is waited for until ctx ends; past that, Close
+// returns without releasing the runtime, which the compilation still uses,
+// and leaves it to the process's exit. Runs after Close fail with
+// ErrEngineClosed.
 func (e *Engine) Close(ctx context.Context) error {
 	e.stop()
 	done := make(chan error, 1)
@@ -229,6 +251,7 @@ func (e *Engine) Close(ctx context.Context) error {
 			return
 		}
 		e.closed = true
+		e.instances.Wait()
 		err := e.b.close(context.WithoutCancel(ctx))
 		if e.tempDir != "" {
 			err = errors.Join(err, removeCache(e.tempDir))
@@ -500,6 +523,8 @@ func classifyEnd(runCtx context.Context, lim Limits, mem memoryUse, end ending) 
 		return &Failure{Kind: OutputLimit, Detail: fmt.Sprintf("the tool wrote more than %s to stderr and was stopped", bytesText(uint64(lim.Output)))}
 	case errCancelled, errDiscarded:
 		return &Failure{Kind: Cancelled, Detail: "the call was cancelled by the client"}
+	case ErrEngineClosed:
+		return &Failure{Kind: Cancelled, Detail: shuttingDown}
 	}
 	switch {
 	case end.exited && end.status == 0:

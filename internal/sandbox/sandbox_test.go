@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -395,5 +396,37 @@ func TestHostileWASIArgumentsGetErrnos(t *testing.T) {
 	want := []byte{28, 21, 21, 21, 21, 0, 1, 0}
 	if !bytes.Equal(out.Stdout, want) {
 		t.Fatalf("errnos = %v; want %v", out.Stdout, want)
+	}
+}
+
+// logged is a Reporter that closes seen at the first log line.
+type logged struct {
+	seen chan struct{}
+	once sync.Once
+}
+
+func (l *logged) Log(int32, string)                 { l.once.Do(func() { close(l.seen) }) }
+func (l *logged) Progress(float64, float64, string) {}
+
+// Close stops the guests still running before it releases the runtime
+// (on wasmtime, the epoch ticker that interrupts them goes with it), and
+// runs after it are refused.
+func TestCloseStopsRunningGuests(t *testing.T) {
+	e := newEngine(t)
+	c := compile(t, e, "logloop")
+	running := &logged{seen: make(chan struct{})}
+	done := make(chan Outcome, 1)
+	go func() {
+		done <- c.Run(context.Background(), Run{Limits: Limits{Timeout: time.Hour, Memory: 1 << 20, Output: 1024}, Reporter: running})
+	}()
+	<-running.seen
+	if err := e.Close(context.Background()); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if out := <-done; out.Failure == nil || out.Failure.Kind != Cancelled || out.Failure.Detail != shuttingDown {
+		t.Errorf("the guest running at Close: %+v; want it stopped as the server shuts down", out.Failure)
+	}
+	if out := c.Run(context.Background(), Run{Limits: small}); out.Failure == nil || out.Failure.Detail != shuttingDown {
+		t.Errorf("a run after Close: %+v; want it refused as the server shuts down", out.Failure)
 	}
 }
