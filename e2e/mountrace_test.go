@@ -19,7 +19,7 @@ import (
 // tools (swap, read, write) that a policy grants one writable directory,
 // holding the operator's d/link, a link to a directory outside. Calls of
 // swap rename the directories under the name x while a concurrent call of
-// read opens x/link/secret, or of write creates x/link/pwned, 20,000 times.
+// read opens x/link/secret, or of write creates x/link/pwned, 20,000 times or more.
 // Neither reaches outside the mount, and the counts the tool reports show
 // the race was run: its lookups met both the guest's own directory and
 // the operator's.
