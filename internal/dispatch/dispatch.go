@@ -349,7 +349,7 @@ func (d *Dispatcher) call(ctx context.Context, cat *registry.Catalog, t *registr
 	}
 	d.log.Debug("run started", "tool", t.Spec.Name)
 	var run sandbox.Outcome
-	if p := d.pool.Take(t); p != nil {
+	if p := d.pool.Await(ctx, t); p != nil {
 		d.log.Debug("using a prepared instance", "tool", t.Spec.Name)
 		run = p.Start(ctx, r.Stdin, r.Reporter, r.HTTP)
 		t.Module.Release()

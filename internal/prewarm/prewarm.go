@@ -47,6 +47,10 @@ type Pool struct {
 	// after runs f once d has passed, unless stop is called first:
 	// time.AfterFunc, which tests replace.
 	after func(d time.Duration, f func()) (stop func() bool)
+	// prepare starts an instance: Compiled.Prepare, which tests replace.
+	prepare func(*sandbox.Compiled, sandbox.Run) *sandbox.Prepared
+	// awaiting, if set, is called as Await begins to wait (for tests).
+	awaiting func()
 	// giveBack returns freed memory to the system: debug.FreeOSMemory,
 	// which tests replace. On wazero a guest's memory is Go's heap, which
 	// Go collects only once the heap has grown by as much again as it
@@ -58,6 +62,11 @@ type Pool struct {
 	order []*registry.Tool // least recently prepared first
 	held  int64            // what the instances in ready hold
 	cold  map[*registry.Tool]bool
+	// preparing holds, for each tool whose instance is being prepared, a
+	// channel closed when the preparation ends; warm, the tools whose
+	// guests have been prepared, whose preparations are worth waiting for.
+	preparing map[*registry.Tool]chan struct{}
+	warm      map[*registry.Tool]bool
 	// giving is set while a give-back is due, and stopGiving cancels it.
 	giving     bool
 	stopGiving func() bool
@@ -79,9 +88,15 @@ type prepared struct {
 // one a reload replaced meanwhile is not kept.
 func New(max int, memory int64, log *slog.Logger, served func(*registry.Tool) bool) *Pool {
 	return &Pool{max: max, memory: memory, log: log, served: served,
-		after:    func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop },
-		giveBack: debug.FreeOSMemory,
-		ready:    map[*registry.Tool]*prepared{}, cold: map[*registry.Tool]bool{}}
+		after: func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop },
+		prepare: func(prog *sandbox.Compiled, r sandbox.Run) *sandbox.Prepared {
+			return prog.Prepare(context.Background(), r)
+		},
+		giveBack:  debug.FreeOSMemory,
+		ready:     map[*registry.Tool]*prepared{},
+		cold:      map[*registry.Tool]bool{},
+		preparing: map[*registry.Tool]chan struct{}{},
+		warm:      map[*registry.Tool]bool{}}
 }
 
 // Take returns t's prepared instance, if there is one, and forgets it. It
@@ -97,15 +112,43 @@ func (p *Pool) Take(t *registry.Tool) *sandbox.Prepared {
 	return e.inst
 }
 
+// Await is Take, except that when t's next instance is being prepared (as
+// a call's refill prepares it) and t's guest has been prepared before, it
+// waits for that preparation, until ctx ends. The preparation started
+// before the call came, so it is ahead of the cold start the call would
+// make instead: waiting is never the slower way, and back-to-back calls
+// of one tool each find an instance. A guest never prepared before might
+// not wait for stdin and run whole while it is prepared, so it is not
+// waited for.
+func (p *Pool) Await(ctx context.Context, t *registry.Tool) *sandbox.Prepared {
+	p.mu.Lock()
+	ch := p.preparing[t]
+	if p.ready[t] != nil || ch == nil || !p.warm[t] {
+		p.mu.Unlock()
+		return p.Take(t)
+	}
+	p.mu.Unlock()
+	if p.awaiting != nil {
+		p.awaiting()
+	}
+	select {
+	case <-ch:
+		return p.Take(t)
+	case <-ctx.Done():
+		return nil
+	}
+}
+
 // Wanted reports whether Prepare would start an instance for t: the pool
-// prepares at all, is open, has none for t, and t's guest can be prepared.
+// prepares at all, is open, has none for t nor is preparing one, and t's
+// guest can be prepared.
 func (p *Pool) Wanted(t *registry.Tool) bool {
 	if p.max <= 0 {
 		return false
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return !p.closed && !p.cold[t] && p.ready[t] == nil
+	return !p.closed && !p.cold[t] && p.ready[t] == nil && p.preparing[t] == nil
 }
 
 // Room reports whether the budget has room for another instance.
@@ -126,21 +169,32 @@ func (p *Pool) Prepare(t *registry.Tool, prog *sandbox.Compiled, r sandbox.Run, 
 		return false
 	}
 	p.mu.Lock()
-	skip := p.closed || p.cold[t] || p.ready[t] != nil
+	skip := p.closed || p.cold[t] || p.ready[t] != nil || p.preparing[t] != nil
+	ch := make(chan struct{})
 	if !skip {
 		p.busy.Add(1) // under the lock, so that Close waits for it
+		p.preparing[t] = ch
 	}
 	p.mu.Unlock()
 	if skip {
 		return false
 	}
 	defer p.busy.Done()
-	if !t.Module.Acquire() {
-		return false
+	var inst *sandbox.Prepared
+	acquired := t.Module.Acquire()
+	if acquired {
+		inst = p.prepare(prog, r)
 	}
-	inst := prog.Prepare(context.Background(), r)
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	// After the instance is kept or not, while p.mu is still held.
+	defer func() {
+		delete(p.preparing, t)
+		close(ch)
+	}()
+	if !acquired {
+		return false // the module was freed meanwhile
+	}
 	if inst == nil {
 		p.log.Debug("tool not prepared ahead: its guest does not wait for stdin, or the engine cannot start it before its arguments", "tool", t.Spec.Name)
 		p.cold[t] = true
@@ -159,6 +213,7 @@ func (p *Pool) Prepare(t *registry.Tool, prog *sandbox.Compiled, r sandbox.Run, 
 		p.discardLocked(t, inst)
 		return false
 	}
+	p.warm[t] = true
 	e := &prepared{inst: inst}
 	e.stop = p.after(Idle, func() { p.expire(t, e) })
 	p.ready[t] = e
@@ -237,6 +292,11 @@ func (p *Pool) forget(gone func(*registry.Tool) bool) {
 	for t := range p.cold {
 		if gone(t) {
 			delete(p.cold, t)
+		}
+	}
+	for t := range p.warm {
+		if gone(t) {
+			delete(p.warm, t)
 		}
 	}
 }

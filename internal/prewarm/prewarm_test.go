@@ -362,3 +362,58 @@ func TestATakenInstanceIsNotDiscardedLater(t *testing.T) {
 		t.Fatal("the second instance outlived its idle time")
 	}
 }
+
+// A call that comes while its tool's next instance is being prepared
+// takes that instance when it is ready, once the tool's guest has been
+// prepared before; before then, or once the call's context ends, it does
+// not wait.
+func TestACallWaitsForTheInstanceBeingPrepared(t *testing.T) {
+	ts, progs := tools(t, map[string]string{"echo": "echo"})
+	echo := ts["echo"]
+	p, _, _ := newPool(t, 1, page)
+	entered, release := make(chan struct{}), make(chan struct{})
+	prepare := p.prepare
+	p.prepare = func(prog *sandbox.Compiled, r sandbox.Run) *sandbox.Prepared {
+		entered <- struct{}{}
+		<-release
+		return prepare(prog, r)
+	}
+	run := sandbox.Run{Limits: limits}
+	prepared := make(chan bool)
+	go func() { prepared <- p.Prepare(echo, progs["echo"], run, true) }()
+	<-entered
+	if p.Await(context.Background(), echo) != nil {
+		t.Fatal("Await took an instance before any was ready")
+	}
+	release <- struct{}{}
+	if !<-prepared {
+		t.Fatal("echo was not prepared")
+	}
+	p.Take(echo).Discard()
+	echo.Module.Release()
+
+	go func() { prepared <- p.Prepare(echo, progs["echo"], run, true) }()
+	<-entered
+	p.awaiting = func() { release <- struct{}{} }
+	inst := p.Await(context.Background(), echo)
+	if inst == nil {
+		release <- struct{}{} // Await did not wait: end the preparation
+		<-prepared
+		t.Fatal("a call during its tool's preparation did not get the instance prepared")
+	}
+	if !<-prepared {
+		t.Fatal("echo was not prepared")
+	}
+	inst.Discard()
+	echo.Module.Release()
+
+	go func() { prepared <- p.Prepare(echo, progs["echo"], run, true) }()
+	<-entered
+	ctx, cancel := context.WithCancel(context.Background())
+	p.awaiting = cancel
+	if p.Await(ctx, echo) != nil {
+		t.Fatal("Await returned an instance after its context ended")
+	}
+	release <- struct{}{}
+	<-prepared
+}

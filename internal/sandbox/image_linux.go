@@ -1,8 +1,10 @@
 package sandbox
 
 import (
+	"encoding/binary"
 	"fmt"
 	"os"
+	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -13,10 +15,30 @@ import (
 // instances and copies one only when an instance writes to it, so an
 // instance costs what it dirties rather than a copy of the whole image,
 // and no instance can change the image another starts from.
+//
+// Each page an instance writes costs a fault, a microsecond or more; an
+// interpreter, which writes reference counts and caches all over its heap,
+// writes hundreds in a call. So the image learns which pages calls write,
+// from the first instances' mappings as they end (learnFrom of them), and
+// each later mapping has those copied in by one madvise as it is made,
+// ahead of the guest: for an instance prepared ahead, before its call.
+// What is learned is a hint, never the guest's to exploit: the pages are
+// the image's own, and a guest that writes them all costs, copied ahead,
+// what writing them would have.
 type memImage struct {
 	f    *os.File
 	size int
+
+	mu      sync.Mutex
+	learned int      // instances learned from
+	written []uint64 // a bit per page: written by some instance learned from
+	hot     [][2]int // written as runs of pages: [first, end)
 }
+
+// learnFrom is how many instances' writes an image learns its hot pages
+// from: enough to cover a tool's calls that take other paths, few enough
+// that learning (a read of /proc/self/pagemap) is soon over.
+const learnFrom = 4
 
 func newMemImage(data []byte) (*memImage, error) {
 	fd, err := unix.MemfdCreate("wasmcp-snapshot", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
@@ -32,11 +54,16 @@ func newMemImage(data []byte) (*memImage, error) {
 		f.Close()
 		return nil, fmt.Errorf("sealing the snapshot's memory: %w", err)
 	}
-	return &memImage{f: f, size: len(data)}, nil
+	pages := (len(data) + osPage - 1) / osPage
+	return &memImage{f: f, size: len(data), written: make([]uint64, (pages+63)/64)}, nil
 }
 
+// osPage is the size of the pages the kernel maps and copies.
+var osPage = os.Getpagesize()
+
 // mapping returns memory of length limit whose first bytes are the
-// image's, copy-on-write, and the rest zeroes; unmap frees it.
+// image's, copy-on-write, and the rest zeroes, with the pages calls are
+// known to write copied already; release frees it.
 func (im *memImage) mapping(limit uint64) ([]byte, error) {
 	length := max(uintptr(limit), uintptr(im.size))
 	// Address space for the whole limit, committed only as it is touched
@@ -51,13 +78,73 @@ func (im *memImage) mapping(limit uint64) ([]byte, error) {
 			return nil, fmt.Errorf("mapping the snapshot's memory: %w", err)
 		}
 	}
-	return unsafe.Slice((*byte)(base), length), nil
+	b := unsafe.Slice((*byte)(base), length)
+	im.mu.Lock()
+	hot := im.hot
+	im.mu.Unlock()
+	for _, r := range hot {
+		// Before Linux 5.14 this fails, and the pages fault as written.
+		_ = unix.Madvise(b[r[0]*osPage:min(r[1]*osPage, im.size)], unix.MADV_POPULATE_WRITE)
+	}
+	return b, nil
 }
 
-func unmap(b []byte) {
-	if cap(b) > 0 {
-		_ = unix.MunmapPtr(unsafe.Pointer(unsafe.SliceData(b[:1])), uintptr(cap(b)))
+// release frees a mapping made by mapping, learning from it first if the
+// image is still learning.
+func (im *memImage) release(b []byte) {
+	if cap(b) == 0 {
+		return
 	}
+	b = b[:cap(b)]
+	im.mu.Lock()
+	if im.learned < learnFrom {
+		im.learned++
+		if im.learn(b) != nil {
+			im.learned = learnFrom // no pagemap here: nothing to learn
+		}
+	}
+	im.mu.Unlock()
+	_ = unix.MunmapPtr(unsafe.Pointer(unsafe.SliceData(b)), uintptr(cap(b)))
+}
+
+// Bits of a /proc/self/pagemap entry.
+const (
+	pagePresent = 1 << 63
+	pageFile    = 1 << 61 // a page of the file, not yet copied
+)
+
+// learn marks the image's pages that mapping b holds copies of: those the
+// instance wrote. im.mu is held.
+func (im *memImage) learn(b []byte) error {
+	f, err := os.Open("/proc/self/pagemap")
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	pages := (im.size + osPage - 1) / osPage
+	entries := make([]byte, 8*pages)
+	first := uintptr(unsafe.Pointer(unsafe.SliceData(b))) / uintptr(osPage)
+	if _, err := f.ReadAt(entries, int64(first)*8); err != nil {
+		return err
+	}
+	for p := range pages {
+		if e := binary.LittleEndian.Uint64(entries[8*p:]); e&pagePresent != 0 && e&pageFile == 0 {
+			im.written[p/64] |= 1 << (p % 64)
+		}
+	}
+	im.hot = im.hot[:0:0]
+	for p := 0; p < pages; {
+		if im.written[p/64]&(1<<(p%64)) == 0 {
+			p++
+			continue
+		}
+		start := p
+		for p < pages && im.written[p/64]&(1<<(p%64)) != 0 {
+			p++
+		}
+		im.hot = append(im.hot, [2]int{start, p})
+	}
+	return nil
 }
 
 func (im *memImage) close() error { return im.f.Close() }

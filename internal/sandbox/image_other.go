@@ -9,13 +9,13 @@ type memImage struct{ data []byte }
 func newMemImage(data []byte) (*memImage, error) { return &memImage{data: data}, nil }
 
 // mapping returns memory of length limit whose first bytes are the
-// image's; unmap frees it.
+// image's; release frees it.
 func (im *memImage) mapping(limit uint64) ([]byte, error) {
 	b := make([]byte, max(limit, uint64(len(im.data))))
 	copy(b, im.data)
 	return b, nil
 }
 
-func unmap([]byte) {}
+func (im *memImage) release([]byte) {}
 
 func (im *memImage) close() error { return nil }

@@ -55,6 +55,7 @@ func BenchmarkPythonSnapshot(b *testing.B) {
 	}
 	r := Run{Args: []string{"date_info", "date_info"}, Limits: lim, Stdin: []byte(`{"date":"2024-02-29","other":"2024-03-01"}`)}
 	b.Run("run", func(b *testing.B) {
+		defer reportFaults(b)()
 		for b.Loop() {
 			if out := c.Run(context.Background(), r); out.Failure != nil {
 				b.Fatalf("%+v %s", out.Failure, out.Stderr)
@@ -62,6 +63,7 @@ func BenchmarkPythonSnapshot(b *testing.B) {
 		}
 	})
 	b.Run("prepared", func(b *testing.B) {
+		defer reportFaults(b)()
 		for b.Loop() {
 			b.StopTimer()
 			p := c.Prepare(context.Background(), r)

@@ -98,7 +98,7 @@ func (p *wazeroProgram) start(in *instance, r Run, stdin io.Reader) *Failure {
 		if err != nil {
 			return &Failure{Kind: Internal, Detail: "the module could not be run: its snapshot could not be mapped", Cause: err}
 		}
-		mem.buf, mem.mapped = buf[:0], true
+		mem.buf, mem.image = buf[:0], s.memory
 	}
 	in.mem = mem
 	runCtx := experimental.WithMemoryAllocator(in.ctx, mem)
@@ -246,9 +246,9 @@ type meter struct {
 	max    uint64
 	denied uint64 // the largest size refused, 0 if none
 	buf    []byte
-	// mapped says buf is a mapping of a snapshot's memory (memImage)
-	// whose capacity is the limit: it never moves.
-	mapped bool
+	// image, when set, is the snapshot's memory that buf maps, whose
+	// capacity is the limit: it never moves.
+	image *memImage
 }
 
 func (m *meter) peak() uint64 { return m.max }
@@ -259,7 +259,7 @@ func (m *meter) peak() uint64 { return m.max }
 // address space: what it holds is its pages up to the memory's size
 // (copied as they are written, or shared with the snapshot).
 func (m *meter) held() uint64 {
-	if m.mapped {
+	if m.image != nil {
 		return uint64(len(m.buf))
 	}
 	return uint64(cap(m.buf))
@@ -292,9 +292,9 @@ func (m *meter) Reallocate(size uint64) []byte {
 // Free implements experimental.LinearMemory. It may be called again, by
 // the instance's teardown, for a mapping wazero never took.
 func (m *meter) Free() {
-	if m.mapped {
-		unmap(m.buf)
-		m.mapped = false
+	if m.image != nil {
+		m.image.release(m.buf)
+		m.image = nil
 	}
 	m.buf = nil
 }

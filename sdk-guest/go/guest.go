@@ -125,12 +125,13 @@ func Main(tools ...Tool) {
 	if len(tools) == 0 {
 		tools = registered
 	}
-	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr, tools))
+	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr, tools, true))
 }
 
 // run is Main without the process: it returns the exit status instead of
-// exiting, so tests can drive it.
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer, tools []Tool) int {
+// exiting, so tests can drive it. With warm, the tool's codecs are built
+// before its arguments are read (a reactor's start-up built them already).
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer, tools []Tool, warm bool) int {
 	byName := make(map[string]Tool, len(tools))
 	for _, t := range tools {
 		if t.call == nil {
@@ -162,7 +163,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, tools []Tool)
 		return ExitUsage
 	}
 
-	if tool.warm != nil {
+	if warm && tool.warm != nil {
 		tool.warm()
 	}
 	in, err := io.ReadAll(stdin)

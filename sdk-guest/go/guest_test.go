@@ -63,7 +63,7 @@ var testTools = []Tool{
 func invoke(t *testing.T, tools []Tool, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code = run(append([]string{"module"}, args...), strings.NewReader(stdin), &out, &errOut, tools)
+	code = run(append([]string{"module"}, args...), strings.NewReader(stdin), &out, &errOut, tools, true)
 	return code, out.String(), errOut.String()
 }
 
@@ -241,11 +241,11 @@ func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk ful
 
 func TestIOErrors(t *testing.T) {
 	var errOut bytes.Buffer
-	if code := run([]string{"m", "add"}, failingReader{}, io.Discard, &errOut, testTools); code != ExitError || !strings.Contains(errOut.String(), "broken pipe") {
+	if code := run([]string{"m", "add"}, failingReader{}, io.Discard, &errOut, testTools, true); code != ExitError || !strings.Contains(errOut.String(), "broken pipe") {
 		t.Errorf("read: got %d %q", code, errOut.String())
 	}
 	errOut.Reset()
-	if code := run([]string{"m", "add"}, strings.NewReader("{}"), failingWriter{}, &errOut, testTools); code != ExitError || !strings.Contains(errOut.String(), "disk full") {
+	if code := run([]string{"m", "add"}, strings.NewReader("{}"), failingWriter{}, &errOut, testTools, true); code != ExitError || !strings.Contains(errOut.String(), "disk full") {
 		t.Errorf("write: got %d %q", code, errOut.String())
 	}
 }

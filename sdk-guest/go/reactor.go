@@ -44,8 +44,15 @@ func Rand() *mathrand.Rand {
 }
 
 // warmAll does each registered tool's one-off work, in a reactor's
-// start-up, so that every call starts with it done.
+// start-up, so that every call starts with it done. It also sets
+// GODEBUG=randseednop=0, which makes the deprecated rand.Seed take effect
+// (the only way to give math/rand's top-level functions a new seed), and
+// seeds once: the runtime reparses every GODEBUG setting whenever the
+// variable changes, and registers a setting's metric at its first use,
+// which from a snapshot would cost each call most of a millisecond.
 func warmAll() {
+	os.Setenv("GODEBUG", "randseednop=0")
+	reseed()
 	for _, t := range registered {
 		if t.warm != nil {
 			t.warm()
@@ -53,23 +60,26 @@ func warmAll() {
 	}
 }
 
+// reseed gives math/rand's top-level functions a seed from crypto/rand,
+// while GODEBUG=randseednop=0 holds.
+func reseed() {
+	var seed [8]byte
+	_, _ = rand.Read(seed[:])
+	mathrand.Seed(int64(binary.LittleEndian.Uint64(seed[:]))) //nolint:staticcheck // see warmAll
+}
+
 // runCall is one call of a reactor: the call's context in, then the
 // registered tools run as Main runs them. It returns the exit status.
 func runCall(args, env []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	reseed()
+	// Clearing the environment drops the snapshot's GODEBUG, and with it
+	// randseednop, before the tool runs.
 	os.Args = args
 	os.Clearenv()
-	// GODEBUG=randseednop=0 makes the deprecated rand.Seed take effect,
-	// which is the only way to give math/rand's top-level functions a new
-	// seed; setting GODEBUG is read at once by the runtime.
-	os.Setenv("GODEBUG", "randseednop=0")
-	var seed [8]byte
-	_, _ = rand.Read(seed[:])
-	mathrand.Seed(int64(binary.LittleEndian.Uint64(seed[:]))) //nolint:staticcheck // see above
-	os.Unsetenv("GODEBUG")
 	for _, kv := range env {
 		if k, v, ok := strings.Cut(kv, "="); ok {
 			os.Setenv(k, v)
 		}
 	}
-	return run(os.Args, stdin, stdout, stderr, registered)
+	return run(os.Args, stdin, stdout, stderr, registered, false)
 }
