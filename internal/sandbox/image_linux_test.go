@@ -1,0 +1,74 @@
+package sandbox
+
+import (
+	"encoding/binary"
+	"os"
+	"testing"
+	"unsafe"
+)
+
+// copied reports, for each of the first pages of b, whether the mapping
+// holds a copy of its own (written, or copied ahead) rather than the
+// image's page or nothing.
+func copied(t *testing.T, b []byte, pages int) []bool {
+	t.Helper()
+	f, err := os.Open("/proc/self/pagemap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	entries := make([]byte, 8*pages)
+	first := uintptr(unsafe.Pointer(unsafe.SliceData(b))) / uintptr(osPage)
+	if _, err := f.ReadAt(entries, int64(first)*8); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]bool, pages)
+	for p := range out {
+		e := binary.LittleEndian.Uint64(entries[8*p:])
+		out[p] = e&pagePresent != 0 && e&pageFile == 0
+	}
+	return out
+}
+
+// An image learns the pages its instances write, and later mappings have
+// them copied before anyone touches them, with the image's bytes; other
+// pages stay the image's until written.
+func TestImagesCopyInThePagesCallsWrite(t *testing.T) {
+	const pages = 16
+	data := make([]byte, pages*osPage)
+	for p := range pages {
+		data[p*osPage] = byte(p + 1)
+	}
+	im, err := newMemImage(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer im.close()
+	written := map[int]bool{3: true, 4: true, 9: true}
+	for range learnFrom {
+		b, err := im.mapping(uint64(len(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for p := range written {
+			b[p*osPage+1] = 0xff
+		}
+		im.release(b)
+	}
+	b, err := im.mapping(uint64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer im.release(b)
+	for p, c := range copied(t, b, pages) {
+		if c != written[p] {
+			t.Errorf("page %d copied ahead: %v; want %v", p, c, written[p])
+		}
+		if b[p*osPage] != byte(p+1) || b[p*osPage+1] != 0 {
+			t.Errorf("page %d starts %x %x; want the image's %x 0", p, b[p*osPage], b[p*osPage+1], p+1)
+		}
+	}
+	if im.learned != learnFrom {
+		t.Errorf("learned from %d instances; want %d", im.learned, learnFrom)
+	}
+}
