@@ -19,6 +19,9 @@ type Segment struct {
 	Bytes  []byte
 }
 
+// end is where the segment's bytes end in memory.
+func (s Segment) end() uint64 { return uint64(s.Offset) + uint64(len(s.Bytes)) }
+
 // reservedPrefix begins the names of every export ExportState adds.
 const reservedPrefix = "wasmcp."
 
@@ -204,6 +207,9 @@ func emptyData(body []byte) ([]byte, []Segment, error) {
 	}
 	out := binary.AppendUvarint(nil, uint64(n))
 	var data []Segment
+	// earlierEnd is where the segments before data's last one end, at the
+	// furthest: merging may fill a gap with zeroes only above it.
+	var earlierEnd uint64
 	for i := range n {
 		flags, err := r.u32()
 		if err != nil {
@@ -238,7 +244,7 @@ func emptyData(body []byte) ([]byte, []Segment, error) {
 			continue
 		}
 		out = append(out, 0x00) // empty
-		if last := len(data) - 1; last >= 0 && offset >= data[last].Offset && uint64(offset)-uint64(data[last].Offset) <= uint64(len(data[last].Bytes))+mergeGap {
+		if last := len(data) - 1; last >= 0 && mergeable(data[last], earlierEnd, offset) {
 			seg := &data[last]
 			end := uint64(offset) - uint64(seg.Offset) + uint64(size)
 			if end > uint64(len(seg.Bytes)) {
@@ -247,12 +253,26 @@ func emptyData(body []byte) ([]byte, []Segment, error) {
 			copy(seg.Bytes[offset-seg.Offset:], bytes)
 			continue
 		}
+		if last := len(data) - 1; last >= 0 {
+			earlierEnd = max(earlierEnd, data[last].end())
+		}
 		data = append(data, Segment{Offset: offset, Bytes: append([]byte(nil), bytes...)})
 	}
 	if !r.done() {
 		return nil, nil, errors.New("bytes after its last entry")
 	}
 	return out, data, nil
+}
+
+// mergeable reports whether a segment at offset may be merged into seg,
+// the last kept, when the segments before seg end by earlierEnd: it starts
+// within mergeGap of seg's end, and the zeroes that fill the gap between
+// them overwrite no earlier segment, which the merged one is written after.
+func mergeable(seg Segment, earlierEnd uint64, offset uint32) bool {
+	if offset < seg.Offset || uint64(offset)-uint64(seg.Offset) > uint64(len(seg.Bytes))+mergeGap {
+		return false
+	}
+	return uint64(offset) <= seg.end() || earlierEnd <= seg.end()
 }
 
 // constOffset reads a data segment's offset, which must be an i32.const.

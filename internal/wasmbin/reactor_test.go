@@ -118,3 +118,22 @@ func TestAppendSlebReadsBack(t *testing.T) {
 		}
 	}
 }
+
+// Segments merged for the host, written in order, leave memory as the
+// module's own segments do, in whatever order those come: the zeroes that
+// fill a gap never overwrite an earlier segment.
+func TestExportStateKeepsTheOrderOfDataSegments(t *testing.T) {
+	r, err := ExportState(wattest.Build(t, "dataorder"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	memory := make([]byte, 64+4)
+	for _, seg := range r.Data {
+		copy(memory[seg.Offset:], seg.Bytes)
+	}
+	for at, want := range map[int]string{0: "BBBB", 30: "AAAA", 60: "CCCC"} {
+		if got := string(memory[at : at+4]); got != want {
+			t.Errorf("memory at %d = %q; want %q (segments %+v)", at, got, want, r.Data)
+		}
+	}
+}
