@@ -22,9 +22,10 @@ import (
 // from the first instances' mappings as they end (learnFrom of them), and
 // each later mapping has those copied in by one madvise as it is made,
 // ahead of the guest: for an instance prepared ahead, before its call.
-// What is learned is a hint, never the guest's to exploit: the pages are
-// the image's own, and a guest that writes them all costs, copied ahead,
-// what writing them would have.
+// What is learned is a hint about the image's own pages, and a bounded
+// one: the first calls' writes are every later call's copying, so once
+// they pass maxHotBytes nothing is copied ahead and each instance pays
+// for what it writes itself, as without learning.
 type memImage struct {
 	f    *os.File
 	size int
@@ -39,6 +40,11 @@ type memImage struct {
 // from: enough to cover a tool's calls that take other paths, few enough
 // that learning (a read of /proc/self/pagemap) is soon over.
 const learnFrom = 4
+
+// maxHotBytes bounds what a mapping has copied in ahead: an interpreter's
+// call writes under 1 MiB (about 210 pages for a Python tool), and copying
+// 2 MiB takes a fraction of a millisecond, outside any call's time limit.
+const maxHotBytes = 2 << 20
 
 func newMemImage(data []byte) (*memImage, error) {
 	fd, err := unix.MemfdCreate("wasmcp-snapshot", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
@@ -133,6 +139,7 @@ func (im *memImage) learn(b []byte) error {
 		}
 	}
 	im.hot = im.hot[:0:0]
+	hotPages := 0
 	for p := 0; p < pages; {
 		if im.written[p/64]&(1<<(p%64)) == 0 {
 			p++
@@ -143,6 +150,10 @@ func (im *memImage) learn(b []byte) error {
 			p++
 		}
 		im.hot = append(im.hot, [2]int{start, p})
+		hotPages += p - start
+	}
+	if hotPages*osPage > maxHotBytes {
+		im.hot, im.learned = nil, learnFrom
 	}
 	return nil
 }

@@ -72,3 +72,32 @@ func TestImagesCopyInThePagesCallsWrite(t *testing.T) {
 		t.Errorf("learned from %d instances; want %d", im.learned, learnFrom)
 	}
 }
+
+// Instances that write more than maxHotBytes of the image teach it
+// nothing: later mappings copy nothing ahead.
+func TestImagesCopyInABoundedPart(t *testing.T) {
+	pages := 2*maxHotBytes/osPage + 1
+	im, err := newMemImage(make([]byte, pages*osPage))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer im.close()
+	b, err := im.mapping(uint64(pages * osPage))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := range pages {
+		b[p*osPage] = 1
+	}
+	im.release(b)
+	b, err = im.mapping(uint64(pages * osPage))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer im.release(b)
+	for p, c := range copied(t, b, pages) {
+		if c {
+			t.Fatalf("page %d copied ahead after an instance wrote %d pages", p, pages)
+		}
+	}
+}

@@ -153,6 +153,11 @@ func (in *instance) wait(ctx context.Context) Outcome {
 	if f := out.Failure; f != nil && f.Kind == MemoryLimit && in.reserve >= pageSize {
 		f.Detail += fmt.Sprintf(", of which its tables and globals take %s", bytesText(in.reserve))
 	}
+	if end.startup != "" && in.startup != nil {
+		// The call never began: what the start-up said is why it failed.
+		out.Stderr = in.startup.buf.Bytes()
+		in.logStartup()
+	}
 	in.cancel(nil)
 	return out
 }

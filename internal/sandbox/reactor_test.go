@@ -98,6 +98,21 @@ func TestReactorStartUpFailuresNameTheStartUp(t *testing.T) {
 	}
 }
 
+// What a failed start-up wrote to stderr is the call's stderr when the
+// call ran the start-up, and ends the snapshot's failure, which every call
+// then reports without running it.
+func TestAFailedStartUpSaysWhy(t *testing.T) {
+	e := newEngine(t)
+	c := compileReactor(t, e, "Tbecause of this")
+	if out := c.Run(context.Background(), reactorRun("{}")); out.Failure == nil || string(out.Stderr) != "Tbecause of this" {
+		t.Errorf("a run of a failing start-up: %v, stderr %q; want the start-up's", out.Failure, out.Stderr)
+	}
+	_, err := c.Snapshot(context.Background(), "reactor", small, Schedule{})
+	if err == nil || !strings.HasSuffix(err.Error(), "its stderr ended: Tbecause of this") {
+		t.Errorf("Snapshot = %v; want the start-up's stderr at its end", err)
+	}
+}
+
 func TestReactorExitStatusIsTheCalls(t *testing.T) {
 	e := newEngine(t)
 	c := compileReactor(t, e, "")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -103,7 +104,12 @@ func (c *Compiled) snapshot(ctx context.Context, stem string, lim Limits) (Snaps
 	}}
 	in, f := c.launch(Run{Args: []string{stem}, Limits: lim}, bytes.NewReader(nil), &pl)
 	if f == nil {
-		f = in.wait(ctx).Failure
+		out := in.wait(ctx)
+		if f = out.Failure; f != nil && len(out.Stderr) > 0 {
+			// Every call will report this failure without running: the
+			// start-up's last words go with it.
+			f.Detail += "; its stderr ended: " + lastLine(out.Stderr, startupTail)
+		}
 	}
 	if f == nil && !captured {
 		f = &Failure{Kind: Internal, Detail: "the module's start-up could not be captured"}
@@ -141,6 +147,24 @@ func (c *Compiled) snapshot(ctx context.Context, stem string, lim Limits) (Snaps
 	}
 	c.setSnapshot(s, nil)
 	return SnapshotStats{Memory: uint64(len(memory)), Globals: len(globals), Duration: time.Since(start)}, nil
+}
+
+// startupTail bounds how much of a failed start-up's stderr its Failure
+// quotes: a runtime's last line (a Python exception, a JavaScript error)
+// says why.
+const startupTail = 512
+
+// lastLine returns the last non-empty line of b, at most n bytes of its
+// end, as valid UTF-8.
+func lastLine(b []byte, n int) string {
+	s := strings.TrimSpace(string(b))
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	if len(s) > n {
+		s = s[len(s)-n:]
+	}
+	return strings.ToValidUTF8(strings.TrimSpace(s), "\uFFFD")
 }
 
 // snapshotImage compiles the snapshot's image: the reactor as rewritten,

@@ -8,7 +8,8 @@
 ;; made from one snapshot.
 ;;
 ;; The init section's first byte makes the start-up misbehave: G<n> grows
-;; memory by n pages (trapping if it cannot), T traps, L loops, X exits. The call's stdin does the
+;; memory by n pages (trapping if it cannot), T writes the section to
+;; stderr and traps, L loops, X exits. The call's stdin does the
 ;; same for the run: g grows memory until refused, then traps, t traps, l loops, f
 ;; floods stdout, x exits with status 3.
 (module
@@ -47,9 +48,12 @@
     (local.get $total))
 
   (func $write (param $ptr i32) (param $len i32)
+    (call $writeTo (i32.const 1) (local.get $ptr) (local.get $len)))
+
+  (func $writeTo (param $fd i32) (param $ptr i32) (param $len i32)
     (i32.store (i32.const 0) (local.get $ptr))
     (i32.store (i32.const 4) (local.get $len))
-    (drop (call $fd_write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 16))))
+    (drop (call $fd_write (local.get $fd) (i32.const 0) (i32.const 1) (i32.const 16))))
 
   (func $argc (result i32)
     (drop (call $args_sizes_get (i32.const 32) (i32.const 36)))
@@ -71,7 +75,8 @@
     (if (i32.eq (i32.load8_u (i32.const 4096)) (i32.const 0x47)) ;; G
       (then (if (i32.eq (memory.grow (i32.sub (i32.load8_u (i32.const 4097)) (i32.const 0x30))) (i32.const -1))
         (then unreachable))))
-    (if (i32.eq (i32.load8_u (i32.const 4096)) (i32.const 0x54)) (then unreachable)) ;; T
+    (if (i32.eq (i32.load8_u (i32.const 4096)) (i32.const 0x54)) ;; T
+      (then (call $writeTo (i32.const 2) (i32.const 4096) (global.get $initLen)) unreachable))
     (if (i32.eq (i32.load8_u (i32.const 4096)) (i32.const 0x4c)) (then (loop $spin (br $spin)))) ;; L
     (if (i32.eq (i32.load8_u (i32.const 4096)) (i32.const 0x58)) (then (call $proc_exit (i32.const 0))))) ;; X
 
