@@ -17,6 +17,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -296,7 +297,32 @@ func (e *Engine) CheckModule(m *wasmbin.Module, start abi.Start) error {
 	if len(m.Memories) > 1 {
 		return errors.New("defines more than one memory; multi-memory modules are not supported")
 	}
-	return nil
+	return checkMemoryExport(m)
+}
+
+// checkMemoryExport requires a module that has a memory and imports host
+// functions to export the memory as "memory": WASI preview 1 and the
+// wasmcp functions read and write it under that name (wasmtime finds it
+// only so, and a reactor's data segments are written through it), and a
+// module that calls them without it would fail in ways that blame
+// something else.
+func checkMemoryExport(m *wasmbin.Module) error {
+	if len(m.Memories) == 0 || len(m.Imports) == 0 {
+		return nil
+	}
+	var names []string
+	for _, ex := range m.Exports {
+		if ex.Kind == wasmbin.KindMemory {
+			if ex.Name == "memory" {
+				return nil
+			}
+			names = append(names, strconv.Quote(ex.Name))
+		}
+	}
+	if len(names) == 0 {
+		return errors.New(`does not export its memory; a module that calls WASI or wasmcp functions must export it as "memory"`)
+	}
+	return fmt.Errorf(`exports its memory as %s, not as "memory", which WASI and wasmcp functions need`, strings.Join(names, ", "))
 }
 
 // Compiled is a module ready to run.

@@ -170,6 +170,7 @@ func TestCheckModule(t *testing.T) {
 		"nostart":    "_start",
 		"badsig":     "imports wasmcp.log as (i64) -> i64, but wasmcp defines it (docs/abi.md) as (i32, i32, i32) -> i32",
 		"badwasisig": "imports wasi_snapshot_preview1.fd_write as (i32) -> (), but WASI preview 1 defines it as (i32, i32, i32, i32) -> i32",
+		"memname":    `exports its memory as "mem", not as "memory"`,
 	} {
 		m, err := wasmbin.Parse(wattest.Build(t, name))
 		if err != nil {
