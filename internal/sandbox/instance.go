@@ -36,6 +36,9 @@ type instance struct {
 	log     *slog.Logger
 	// release lets the engine's Close go on once the guest has ended.
 	release func()
+	// For a plan that holds: reached is closed when the guest waits
+	// before its call, and hold when the call is given.
+	reached, hold chan struct{}
 }
 
 // launch sets up the instance's limits and output, and has the backend
@@ -82,6 +85,9 @@ func (c *Compiled) launch(r Run, stdin io.Reader, pl *plan) (*instance, *Failure
 	in.stderr = &cappedBuffer{limit: lim.Output, onFull: func() { cancel(errStderrLimit) }}
 	in.call = guestIO{args: r.Args, env: envList(r.Env), stdin: stdin, stdout: in.stdout, stderr: in.stderr}
 	in.plan = *pl
+	if pl.hold {
+		in.reached, in.hold = make(chan struct{}), make(chan struct{})
+	}
 	in.state.io = in.call
 	if len(pl.init) > 0 {
 		// The start-up sees no more than argv[0], and the module's init
@@ -103,6 +109,13 @@ func (c *Compiled) launch(r Run, stdin io.Reader, pl *plan) (*instance, *Failure
 // guest's goroutine, between two of its exports.
 func (in *instance) beginCall() {
 	in.logStartup()
+	if in.hold != nil {
+		close(in.reached)
+		select {
+		case <-in.hold:
+		case <-in.ctx.Done(): // discarded: the run stops at once
+		}
+	}
 	in.state.io = in.call
 }
 
@@ -202,24 +215,36 @@ func (s *readSignal) Read(p []byte) (int, error) {
 const PrepareBudget = time.Second
 
 // Prepare starts an instance for a later call, and returns once the guest
-// waits for its stdin. It returns nil when the guest cannot be prepared: it
-// ended, or failed, without reading stdin, or did not reach the read within
+// waits for it: a command as it reads stdin, a reactor once its start-up
+// is done (from the snapshot, or run whole), before wasmcp_run, which is
+// all the call's. It returns nil when the guest cannot be prepared: it
+// ended, or failed, before that, or did not get there within
 // PrepareBudget; such a guest is simply run cold. r.Stdin, r.Reporter and
 // r.HTTP are ignored here: Start supplies them.
 func (c *Compiled) Prepare(ctx context.Context, r Run) *Prepared {
 	if !c.p.prepares(r) {
 		return nil
 	}
+	pl, f := c.planFor(r)
+	if f != nil {
+		return nil
+	}
+	// A reactor waits for its call before wasmcp_run, a command as it
+	// reads stdin.
+	pl.hold = c.reactor != nil
 	pr, pw := io.Pipe()
 	sig := &readSignal{r: pr, ch: make(chan struct{})}
 	r.Reporter, r.HTTP = nil, nil
-	in, f := c.launch(r, sig, nil)
+	in, f := c.launch(r, sig, &pl)
 	if f != nil {
 		return nil
 	}
 	timer := time.NewTimer(min(r.Limits.Timeout, PrepareBudget))
 	defer timer.Stop()
 	select {
+	case <-in.reached:
+		held := in.mem.held() + in.reserve + uint64(in.stdout.buf.Len()+in.stderr.buf.Len())
+		return &Prepared{in: in, stdin: pw, memory: int64(held)}
 	case <-sig.ch:
 		// The guest is blocked reading: what it holds stays as it is
 		// until Start.
@@ -247,8 +272,12 @@ func (p *Prepared) Memory() int64 { return p.memory }
 // Start gives the prepared guest its call: the reporter and HTTP client,
 // then its arguments. The time limit starts now.
 func (p *Prepared) Start(ctx context.Context, stdin []byte, rep Reporter, http HTTPDoer) Outcome {
-	// The guest is blocked reading stdin, so it cannot be using the state.
+	// The guest is blocked reading stdin, or before its call, so it
+	// cannot be using the state.
 	p.in.state.reporter, p.in.state.http = rep, http
+	if p.in.hold != nil {
+		close(p.in.hold)
+	}
 	go func() {
 		_, _ = p.stdin.Write(stdin)
 		p.stdin.Close()

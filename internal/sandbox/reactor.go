@@ -125,6 +125,10 @@ type plan struct {
 	// capture, when set, is given the instance's memory and globals once
 	// init has run; the instance then ends.
 	capture func(memory []byte, globals []uint64)
+	// hold makes the instance wait before run until its call is given
+	// (Prepared.Start): a prepared reactor's wasmcp_run is all the call's,
+	// under its time limit and with its reporter and HTTP client.
+	hold bool
 }
 
 // stringsSizes is args_sizes_get or environ_sizes_get: how many strings,

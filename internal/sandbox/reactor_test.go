@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -347,5 +348,33 @@ func TestASnapshotMadeAheadGivesItsSlotToACompilationSomeoneWaitsFor(t *testing.
 	}
 	if _, f := c.planFor(Run{}); f != nil {
 		t.Errorf("a snapshot stopped before its start-up ended refuses the module: %v", f)
+	}
+}
+
+// A reactor prepared ahead waits before wasmcp_run, so that all of its
+// call (here, a log line before it reads stdin) sees the call's reporter
+// and runs under the call's time limit; from its snapshot or not.
+func TestAPreparedReactorsCallIsAllTheCalls(t *testing.T) {
+	e := newEngine(t)
+	c, err := e.CompileWith(context.Background(), wattest.Build(t, "logfirst"), CompileOptions{Start: abi.StartReactor})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	for _, snapshot := range []bool{false, true} {
+		if snapshot {
+			if _, err := c.Snapshot(context.Background(), "logfirst", small, Schedule{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p := c.Prepare(context.Background(), Run{Args: []string{"logfirst", "logfirst"}, Limits: small})
+		if p == nil {
+			t.Fatalf("snapshot %v: the reactor was not prepared", snapshot)
+		}
+		rec := &recorder{}
+		out := p.Start(context.Background(), []byte("args"), rec, nil)
+		if out.Failure != nil || string(out.Stdout) != "args" || !slices.Equal(rec.logs, []string{"called"}) {
+			t.Errorf("snapshot %v: call = %v %q, logs %q; want the call's log and stdin", snapshot, out.Failure, out.Stdout, rec.logs)
+		}
 	}
 }
