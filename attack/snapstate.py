@@ -10,6 +10,10 @@ reactors run as the module says? Each case is called three times.
 - tables: the start-up points table slot 0 elsewhere (table.set), the
   call calls slot 0, then sets it back and grows the table: every call
   should print "init 2" (the start-up's choice, and a fresh table).
+- floats: the start-up leaves signalling NaNs with payloads in an f32
+  and an f64 global, and -2 in an i64; the call prints their bits:
+  "2141192193 2146697216 1 4294967295".
+- twoinits: two wasmcp.init sections.
 - reserved: exports a function named wasmcp.global.0.
 - impglobal: imports a mutable global.
 Usage: ENGINE=... python3 snapstate.py"""
@@ -47,12 +51,28 @@ mods = {
     (table.set $tab (i32.const 0) (ref.func $orig))
     (drop (table.grow $tab (ref.null func) (i32.const 1)))
     (call $num (table.size $tab)))''',
+    "floats": '''(global $f (mut f32) (f32.const 0)) (global $d (mut f64) (f64.const 0)) (global $l (mut i64) (i64.const 0))
+  (func (export "wasmcp_init")
+    (global.set $f (f32.reinterpret_i32 (i32.const 0x7fa00001)))
+    (global.set $d (f64.reinterpret_i64 (i64.const 0x7ff4000000000001)))
+    (global.set $l (i64.const -2)))
+  (func (export "wasmcp_run") (drop (call $readin))
+    (call $num (i32.reinterpret_f32 (global.get $f))) (call $out (i32.const 500) (i32.const 1))
+    (call $num (i32.wrap_i64 (i64.shr_u (i64.reinterpret_f64 (global.get $d)) (i64.const 32)))) (call $out (i32.const 500) (i32.const 1))
+    (call $num (i32.wrap_i64 (i64.reinterpret_f64 (global.get $d)))) (call $out (i32.const 500) (i32.const 1))
+    (call $num (i32.wrap_i64 (i64.shr_u (global.get $l) (i64.const 32)))))
+  (data (i32.const 500) " ")''',
+    "twoinits": '''(func (export "wasmcp_init")) (func (export "wasmcp_run") (drop (call $readin)) (call $out (i32.const 1024) (i32.const 2)))''',
     "reserved": '''(func (export "wasmcp.global.0")) (func (export "wasmcp_run") (drop (call $readin)) (call $out (i32.const 1024) (i32.const 2)))''',
 }
 wats = {k: reactor_wat(v) for k, v in mods.items()}
 wats["impglobal"] = reactor_wat('(func (export "wasmcp_run") (drop (call $readin)) (call $out (i32.const 1024) (i32.const 2)))') \
     .replace("(module", '(module (import "wasi_snapshot_preview1" "g" (global $ig (mut i32)))', 1)
-d = make_reactors("snapstate", wats)
+d = make_reactors("snapstate", wats, init={"twoinits": b"first"})
+# A second wasmcp.init section, appended as a custom section.
+name = b"wasmcp.init"
+body = bytes([len(name)]) + name + b"second"
+open(os.path.join(d, "twoinits.wasm"), "ab").write(bytes([0, len(body)]) + body)
 # The segments module as a command: the reference.
 cmd = reactor_wat(mods["segments"]).replace('"wasmcp_run"', '"_start"')
 open("/tmp/segcmd.wat", "w").write(cmd)
@@ -61,7 +81,7 @@ json.dump({"abi": 1, "tools": [{"name": "segcmd", "description": "s", "inputSche
           open(os.path.join(d, "segcmd.manifest.json"), "w"))
 p, port = start(["--tools", d, "--memory", "16MiB", "--cache-dir", "", "--log-level", "debug"])
 wait_log(p, "warm-up done", 60)
-for n in ["counter", "segments", "segcmd", "tables", "reserved", "impglobal"]:
+for n in ["counter", "segments", "segcmd", "tables", "floats", "twoinits", "reserved", "impglobal"]:
     got = [text_of(call(port, n)[0]) for _ in range(3)]
     print(f"{engine()} {n}: {[str(g)[:160] for g in got]}")
 os.system(f"grep -i 'refused\\|not snapshotted\\|snapshotted' {p.logpath} | sed 's/.*msg=//' | cut -c1-260")
