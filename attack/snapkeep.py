@@ -4,7 +4,8 @@ whose start-up writes PAGES 64 KiB pages (default 900, 56 MiB, under
 about twice its size; measure the server's RSS (anonymous part), the
 memfds it holds and the system's Shmem once every snapshot is made, with
 no call. With ZERO=1 the start-up only grows its memory, writing nothing:
-a snapshot of zeroes. Usage: ENGINE=... K=5 PAGES=900 ZERO= python3 snapkeep.py"""
+a snapshot of zeroes. WAIT=s measures again s seconds on.
+Usage: ENGINE=... K=5 PAGES=900 ZERO= WAIT= python3 snapkeep.py"""
 from lib import *
 k, pages = int(os.environ.get("K", "5")), int(os.environ.get("PAGES", "900"))
 zero = os.environ.get("ZERO") == "1"  # the start-up only grows its memory: the snapshot is zeroes
@@ -44,4 +45,9 @@ print(f"  server MiB {status(p.pid)}; memfds held {memfd / 2**20:.0f} MiB; syste
 for i in range(k):
     out, _ = call(port, f"keep{i}")
 print(f"  after one call each: {status(p.pid)}")
+if os.environ.get("WAIT"):
+    # Go collects at least every two minutes, and returns freed pages
+    # to the system over the minutes after.
+    time.sleep(int(os.environ["WAIT"]))
+    print(f"  {os.environ['WAIT']} s later: {status(p.pid)}")
 p.send_signal(signal.SIGTERM); p.wait(30)
