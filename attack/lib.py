@@ -204,10 +204,11 @@ REACTOR_PRELUDE = r'''
     (call $out (local.get $p) (i32.sub (i32.const 400) (local.get $p))))
 '''
 
-def reactor_wat(body, memory=1):
-    """A reactor module's text: the prelude, its memory, then body (which
-    exports wasmcp_run, and may export _initialize and wasmcp_init)."""
-    return f'(module {REACTOR_PRELUDE}\n  (memory (export "memory") {memory})\n{body})'
+def reactor_wat(body, memory=1, imports=""):
+    """A reactor module's text: imports, the prelude, its memory, then body
+    (which exports wasmcp_run, and may export _initialize and
+    wasmcp_init)."""
+    return f'(module {imports}{REACTOR_PRELUDE}\n  (memory (export "memory") {memory})\n{body})'
 
 def make_reactors(dirname, mods, manifest_extra=None, init=None, clean=True):
     """Assembles each WAT text in mods (name -> text) into DIR/NAME.wasm,
