@@ -6,7 +6,8 @@ reactors run as the module says? Each case is called three times.
 - segments: active data segments at 30 "AAAA", at 0 "BBBB", at 60 "CCCC"
   (the second and third are less than 64 bytes apart, the first between
   them); the call prints bytes 30..34, 0..4, 60..64: "AAAABBBBCCCC", as
-  the same module run as a command does (segcmd).
+  the same module run as a command does (segcmd), from a snapshot or
+  not (segments_whole, with a table.set its code never runs).
 - tables: the start-up points table slot 0 elsewhere (table.set), the
   call calls slot 0, then sets it back and grows the table: every call
   should print "init 2" (the start-up's choice, and a fresh table).
@@ -65,6 +66,8 @@ mods = {
     "twoinits": '''(func (export "wasmcp_init")) (func (export "wasmcp_run") (drop (call $readin)) (call $out (i32.const 1024) (i32.const 2)))''',
     "reserved": '''(func (export "wasmcp.global.0")) (func (export "wasmcp_run") (drop (call $readin)) (call $out (i32.const 1024) (i32.const 2)))''',
 }
+# segments again, with a table.set its code never runs: no snapshot.
+mods["segments_whole"] = mods["segments"] + '(table $t 1 funcref) (func $never (table.set $t (i32.const 0) (ref.null func)))'
 wats = {k: reactor_wat(v) for k, v in mods.items()}
 wats["impglobal"] = reactor_wat('(func (export "wasmcp_run") (drop (call $readin)) (call $out (i32.const 1024) (i32.const 2)))') \
     .replace("(module", '(module (import "wasi_snapshot_preview1" "g" (global $ig (mut i32)))', 1)
@@ -81,7 +84,7 @@ json.dump({"abi": 1, "tools": [{"name": "segcmd", "description": "s", "inputSche
           open(os.path.join(d, "segcmd.manifest.json"), "w"))
 p, port = start(["--tools", d, "--memory", "16MiB", "--cache-dir", "", "--log-level", "debug"])
 wait_log(p, "warm-up done", 60)
-for n in ["counter", "segments", "segcmd", "tables", "floats", "twoinits", "reserved", "impglobal"]:
+for n in ["counter", "segments", "segments_whole", "segcmd", "tables", "floats", "twoinits", "reserved", "impglobal"]:
     got = [text_of(call(port, n)[0]) for _ in range(3)]
     print(f"{engine()} {n}: {[str(g)[:160] for g in got]}")
 os.system(f"grep -i 'refused\\|not snapshotted\\|snapshotted' {p.logpath} | sed 's/.*msg=//' | cut -c1-260")
