@@ -166,3 +166,91 @@ def slow_tool_dir(k):
     subprocess.check_call([os.path.join(calc, "build"), os.path.join(d, "calculate.wasm")])
     shutil.copy(os.path.join(calc, "manifest.json"), os.path.join(d, "calculate.manifest.json"))
     return d
+
+
+# A reactor's helpers, in WAT: $out(ptr, len) writes to stdout, $readin
+# reads up to 60,000 bytes of stdin to 1024 and returns how many, $touch
+# writes byte v at every 4 KiB page in [from, to), $growto grows memory to
+# that many 64 KiB pages, $num prints an i32 in decimal.
+REACTOR_PRELUDE = r'''
+  (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "fd_read" (func $fd_read (param i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
+  (import "wasi_snapshot_preview1" "random_get" (func $random_get (param i32 i32) (result i32)))
+  (func $out (param $p i32) (param $n i32)
+    (i32.store (i32.const 0) (local.get $p)) (i32.store (i32.const 4) (local.get $n))
+    (drop (call $fd_write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8))))
+  (func $err (param $p i32) (param $n i32)
+    (i32.store (i32.const 0) (local.get $p)) (i32.store (i32.const 4) (local.get $n))
+    (drop (call $fd_write (i32.const 2) (i32.const 0) (i32.const 1) (i32.const 8))))
+  (func $readin (result i32)
+    (i32.store (i32.const 0) (i32.const 1024)) (i32.store (i32.const 4) (i32.const 60000))
+    (if (call $fd_read (i32.const 0) (i32.const 0) (i32.const 1) (i32.const 8)) (then (return (i32.const -1))))
+    (i32.load (i32.const 8)))
+  (func $touch (param $from i32) (param $to i32) (param $v i32)
+    (block $b (loop $l (br_if $b (i32.ge_u (local.get $from) (local.get $to)))
+      (i32.store8 (local.get $from) (local.get $v))
+      (local.set $from (i32.add (local.get $from) (i32.const 4096))) (br $l))))
+  (func $growto (param $pages i32)
+    (if (i32.gt_u (local.get $pages) (memory.size))
+      (then (drop (memory.grow (i32.sub (local.get $pages) (memory.size)))))))
+  (func $num (param $v i32) (local $p i32)
+    (local.set $p (i32.const 400))
+    (loop $l
+      (local.set $p (i32.sub (local.get $p) (i32.const 1)))
+      (i32.store8 (local.get $p) (i32.add (i32.const 48) (i32.rem_u (local.get $v) (i32.const 10))))
+      (local.set $v (i32.div_u (local.get $v) (i32.const 10)))
+      (br_if $l (local.get $v)))
+    (call $out (local.get $p) (i32.sub (i32.const 400) (local.get $p))))
+'''
+
+def reactor_wat(body, memory=1, imports=""):
+    """A reactor module's text: imports, the prelude, its memory, then body
+    (which exports wasmcp_run, and may export _initialize and
+    wasmcp_init)."""
+    return f'(module {imports}{REACTOR_PRELUDE}\n  (memory (export "memory") {memory})\n{body})'
+
+def make_reactors(dirname, mods, manifest_extra=None, init=None, clean=True):
+    """Assembles each WAT text in mods (name -> text) into DIR/NAME.wasm,
+    with init[NAME] (bytes) as its wasmcp.init section if given, and a
+    sidecar manifest naming one tool NAME, "start": "reactor". Returns
+    DIR's path."""
+    d = os.path.join(ROOT, "tools", dirname)
+    if clean:
+        shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d, exist_ok=True)
+    for n, text in mods.items():
+        write_reactor(d, n, text, (init or {}).get(n), (manifest_extra or {}).get(n))
+    return d
+
+def write_reactor(d, n, text, init=None, extra=None, stem=None):
+    """Writes one reactor of make_reactors into d (as stem, default n),
+    the module by a rename so that a watching server never reads half."""
+    stem = stem or n
+    tmp = os.path.join("/tmp", f"rt-{os.getpid()}-{stem}")
+    open(tmp + ".wat", "w").write(text)
+    subprocess.check_call(["wat2wasm", tmp + ".wat", "-o", tmp + ".wasm"])
+    if init is not None:
+        open(tmp + ".init", "wb").write(init)
+        subprocess.check_call([BIN["wazero"], "pack", "--init", tmp + ".init", "-o", tmp + ".packed", tmp + ".wasm"],
+                              stdout=subprocess.DEVNULL)
+        os.replace(tmp + ".packed", tmp + ".wasm")
+    m = {"abi": 1, "start": "reactor", "tools": [{"name": n, "description": n, "inputSchema": {"type": "object"}}]}
+    m.update(extra or {})
+    with open(os.path.join(d, stem + ".manifest.json.tmp"), "w") as f:
+        json.dump(m, f)
+    os.replace(os.path.join(d, stem + ".manifest.json.tmp"), os.path.join(d, stem + ".manifest.json"))
+    shutil.move(tmp + ".wasm", os.path.join(d, stem + ".wasm.tmp"))
+    os.replace(os.path.join(d, stem + ".wasm.tmp"), os.path.join(d, stem + ".wasm"))
+
+def snapshot_fds(pid):
+    """(memfds named wasmcp-snapshot open, mappings of them) in pid."""
+    fds = 0
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            if "wasmcp-snapshot" in os.readlink(f"/proc/{pid}/fd/{fd}"):
+                fds += 1
+        except OSError:
+            pass
+    maps = sum(1 for l in open(f"/proc/{pid}/maps") if "wasmcp-snapshot" in l)
+    return fds, maps
