@@ -8,6 +8,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/wasmcp/wasmcp/internal/wasmbin"
 )
 
 // memImage is a snapshot's linear memory, kept in a sealed memfd that
@@ -52,7 +54,7 @@ func newMemImage(data []byte) (*memImage, error) {
 		return nil, fmt.Errorf("memfd_create: %w", err)
 	}
 	f := os.NewFile(uintptr(fd), "wasmcp-snapshot")
-	if _, err := f.Write(data); err != nil {
+	if err := writeSparse(f, data); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("writing the snapshot's memory: %w", err)
 	}
@@ -62,6 +64,22 @@ func newMemImage(data []byte) (*memImage, error) {
 	}
 	pages := (len(data) + osPage - 1) / osPage
 	return &memImage{f: f, size: len(data), written: make([]uint64, (pages+63)/64)}, nil
+}
+
+// writeSparse gives f data's size and writes only its pages that are not
+// all zeroes: the rest stay holes, which read as zeroes and take no
+// memory, so a start-up that grows memory it never writes costs nothing
+// to keep.
+func writeSparse(f *os.File, data []byte) error {
+	if err := f.Truncate(int64(len(data))); err != nil {
+		return err
+	}
+	for _, r := range wasmbin.NonZeroRuns(data, osPage) {
+		if _, err := f.WriteAt(data[r[0]:r[1]], int64(r[0])); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // osPage is the size of the pages the kernel maps and copies.

@@ -1,10 +1,13 @@
 package sandbox
 
 import (
+	"bytes"
 	"encoding/binary"
 	"os"
 	"testing"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // copied reports, for each of the first pages of b, whether the mapping
@@ -99,5 +102,32 @@ func TestImagesCopyInABoundedPart(t *testing.T) {
 		if c {
 			t.Fatalf("page %d copied ahead after an instance wrote %d pages", p, pages)
 		}
+	}
+}
+
+// An image keeps only the pages that hold something: a start-up that grew
+// memory and left it zero costs nothing to keep.
+func TestImagesKeepOnlyPagesThatHoldSomething(t *testing.T) {
+	data := make([]byte, 64*osPage)
+	data[3*osPage+7] = 1
+	im, err := newMemImage(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer im.close()
+	var st unix.Stat_t
+	if err := unix.Fstat(int(im.f.Fd()), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Size != int64(len(data)) || st.Blocks*512 > int64(osPage) {
+		t.Errorf("the image is %d bytes and takes %d; want %d taking one page", st.Size, st.Blocks*512, len(data))
+	}
+	b, err := im.mapping(uint64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer im.release(b)
+	if !bytes.Equal(b[:len(data)], data) {
+		t.Error("a mapping of the image is not its data")
 	}
 }

@@ -103,21 +103,14 @@ func Image(wasm []byte, memory []byte, globals []Global, values []uint64) ([]byt
 func imageSegments(memory []byte) []Segment {
 	var segs []Segment
 	data := 0
-	zeros := 0
-	for p := 0; p < len(memory); p += imagePage {
-		page := memory[p : p+imagePage]
-		if allZero(page) {
-			zeros += imagePage
-			continue
-		}
-		if last := len(segs) - 1; last >= 0 && zeros < imageGap {
-			segs[last].Bytes = memory[segs[last].Offset : p+imagePage]
-			data += zeros + imagePage
+	for _, r := range NonZeroRuns(memory, imagePage) {
+		if last := len(segs) - 1; last >= 0 && r[0]-int(segs[last].end()) < imageGap {
+			data += r[1] - int(segs[last].end())
+			segs[last].Bytes = memory[segs[last].Offset:r[1]]
 		} else {
-			segs = append(segs, Segment{Offset: uint32(p), Bytes: page})
-			data += imagePage
+			segs = append(segs, Segment{Offset: uint32(r[0]), Bytes: memory[r[0]:r[1]]})
+			data += r[1] - r[0]
 		}
-		zeros = 0
 	}
 	if len(segs) > 1 {
 		first, last := segs[0], segs[len(segs)-1]
@@ -127,6 +120,25 @@ func imageSegments(memory []byte) []Segment {
 		}
 	}
 	return segs
+}
+
+// NonZeroRuns returns the runs of memory's pages (of page bytes; the last
+// may be shorter) that hold a non-zero byte, as [start, end) offsets,
+// adjacent pages in one run.
+func NonZeroRuns(memory []byte, page int) [][2]int {
+	var runs [][2]int
+	for p := 0; p < len(memory); p += page {
+		end := min(p+page, len(memory))
+		if allZero(memory[p:end]) {
+			continue
+		}
+		if last := len(runs) - 1; last >= 0 && runs[last][1] == p {
+			runs[last][1] = end
+		} else {
+			runs = append(runs, [2]int{p, end})
+		}
+	}
+	return runs
 }
 
 func allZero(b []byte) bool {
