@@ -69,6 +69,11 @@ type Config struct {
 	// Compile bounds the compilation of each module. A zero field takes
 	// DefaultCompileLimits'.
 	Compile CompileLimits
+	// SnapshotMemory bounds the memory the reactors' snapshots hold
+	// together (their pages that are not all zeroes; default
+	// DefaultSnapshotMemory): a reactor whose snapshot would pass it runs
+	// its whole start-up in every call instead.
+	SnapshotMemory int64
 	// Worker, when set, compiles each module in a process of its own,
 	// which is what bounds its memory (see RunWorker); nil compiles in
 	// this process.
@@ -108,6 +113,9 @@ type Limits struct {
 	Memory  int64         // bytes of memory: linear memory, tables, globals
 	Output  int64         // bytes of stdout, and separately of stderr, and of the answer JSON-encoded
 }
+
+// DefaultSnapshotMemory is what a zero Config.SnapshotMemory stands for.
+const DefaultSnapshotMemory = sandbox.DefaultSnapshotMemory
 
 // DefaultLimits are the ceilings a zero Limits field stands for.
 var DefaultLimits = Limits{Timeout: 10 * time.Second, Memory: 64 << 20, Output: 1 << 20}
@@ -222,11 +230,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		obs = s.metrics
 	}
 	engine, err := sandbox.NewEngine(ctx, sandbox.Config{
-		Engine:   cfg.Engine,
-		CacheDir: cfg.CacheDir,
-		Compile:  sandbox.CompileLimits{Timeout: cfg.Compile.Timeout, Memory: cfg.Compile.Memory, Concurrency: cfg.Compile.Concurrency},
-		Worker:   (*sandbox.Worker)(cfg.Worker),
-		Logger:   cfg.Logger,
+		Engine:         cfg.Engine,
+		CacheDir:       cfg.CacheDir,
+		Compile:        sandbox.CompileLimits{Timeout: cfg.Compile.Timeout, Memory: cfg.Compile.Memory, Concurrency: cfg.Compile.Concurrency},
+		Worker:         (*sandbox.Worker)(cfg.Worker),
+		Logger:         cfg.Logger,
+		SnapshotMemory: cfg.SnapshotMemory,
 	})
 	if err != nil {
 		return nil, err

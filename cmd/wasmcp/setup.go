@@ -33,6 +33,7 @@ type hostFlags struct {
 	engine       string
 	compile      host.CompileLimits
 	compileMem   abi.Size
+	snapshotMem  abi.Size
 }
 
 func (f *hostFlags) register(fs *flag.FlagSet) {
@@ -56,6 +57,8 @@ func (f *hostFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.compile.Timeout, "compile-timeout", d.Timeout, "longest one module may take to compile; a module that takes longer is refused, and, with a cache, refused at once after a restart until the module or the limit changes")
 	fs.Var(&f.compileMem, "compile-memory", fmt.Sprintf("memory compiling one module may use, plus %d bytes for every byte of the module; a module that needs more is refused, and, with a cache, refused at once after a restart until the module or the limit changes", host.MemoryPerByte))
 	fs.IntVar(&f.compile.Concurrency, "compile-concurrency", d.Concurrency, "modules that may compile at once, each within --compile-memory; a module compiled before loads from the cache in one more slot (compiling never takes a call's run slot, and a call's module compiles before the warm-up's)")
+	f.snapshotMem = host.DefaultSnapshotMemory
+	fs.Var(&f.snapshotMem, "snapshot-memory", "memory the reactors' snapshots may hold in all (their pages that are not all zeroes); a reactor whose snapshot would pass it runs its whole start-up in every call")
 	addConfigFlag(fs)
 }
 
@@ -81,6 +84,8 @@ func (f *hostFlags) check() error {
 		return fmt.Errorf("--concurrency must be at least 1")
 	case f.queueTimeout < 0:
 		return fmt.Errorf("--queue-timeout must not be negative")
+	case f.snapshotMem <= 0:
+		return fmt.Errorf("--snapshot-memory must be positive")
 	case f.compile.Timeout <= 0 || f.compileMem < 1<<20 || f.compile.Concurrency < 1:
 		return fmt.Errorf("--compile-timeout must be positive, --compile-memory at least 1MiB and --compile-concurrency at least 1")
 	}
@@ -114,18 +119,19 @@ func (f *hostFlags) config(log *slog.Logger) host.Config {
 		queue = -1 // host.Config's zero is its default; --queue-timeout 0 is no wait
 	}
 	cfg := host.Config{
-		Tools:        f.tools,
-		Policy:       f.policyFile,
-		Limits:       host.Limits{Timeout: f.timeout, Memory: int64(f.memory), Output: int64(f.output)},
-		Concurrency:  f.concurrency,
-		QueueTimeout: queue,
-		Prewarm:      f.prewarm,
-		Engine:       f.engine,
-		CacheDir:     f.cacheDir,
-		Compile:      host.CompileLimits{Timeout: f.compile.Timeout, Memory: int64(f.compileMem), Concurrency: f.compile.Concurrency},
-		Logger:       log,
-		LogArguments: f.logArguments,
-		Version:      version,
+		Tools:          f.tools,
+		Policy:         f.policyFile,
+		Limits:         host.Limits{Timeout: f.timeout, Memory: int64(f.memory), Output: int64(f.output)},
+		Concurrency:    f.concurrency,
+		QueueTimeout:   queue,
+		Prewarm:        f.prewarm,
+		Engine:         f.engine,
+		CacheDir:       f.cacheDir,
+		Compile:        host.CompileLimits{Timeout: f.compile.Timeout, Memory: int64(f.compileMem), Concurrency: f.compile.Concurrency},
+		SnapshotMemory: int64(f.snapshotMem),
+		Logger:         log,
+		LogArguments:   f.logArguments,
+		Version:        version,
 	}
 	exe, err := self()
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -376,5 +377,40 @@ func TestAPreparedReactorsCallIsAllTheCalls(t *testing.T) {
 		if out.Failure != nil || string(out.Stdout) != "args" || !slices.Equal(rec.logs, []string{"called"}) {
 			t.Errorf("snapshot %v: call = %v %q, logs %q; want the call's log and stdin", snapshot, out.Failure, out.Stdout, rec.logs)
 		}
+	}
+}
+
+// The snapshots kept hold at most Config.SnapshotMemory together: one that
+// would pass it is not made, and its module's calls run the whole start-up;
+// a snapshot freed gives its share back.
+func TestSnapshotsKeepWithinTheirMemory(t *testing.T) {
+	e, err := NewEngine(context.Background(), Config{Engine: os.Getenv("WASMCP_ENGINE"), SnapshotMemory: 3 * keptPage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	first, second := compileReactor(t, e, "bundle"), compileReactor(t, e, "bundle")
+	// Each start-up leaves two pages that are not all zeroes: the data
+	// segment and random seed in the first, the init section in the next.
+	if _, err := first.Snapshot(context.Background(), "reactor", small, Schedule{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = second.Snapshot(context.Background(), "reactor", small, Schedule{})
+	if !errors.Is(err, ErrNoSnapshot) || !strings.Contains(err.Error(), "--snapshot-memory") {
+		t.Fatalf("a second snapshot past the budget: %v", err)
+	}
+	if second.Snapshotted() {
+		t.Error("a snapshot past the budget was kept")
+	}
+	if out := second.Run(context.Background(), reactorRun("in")); out.Failure != nil || !strings.HasPrefix(string(out.Stdout), "bundle|") {
+		t.Errorf("a call of the module without its snapshot: %v %q", out.Failure, out.Stdout)
+	}
+	first.Close(context.Background())
+	// Freed in the background, once no instance uses it.
+	for e.snapshotHeld.Load() != 0 {
+		runtime.Gosched()
+	}
+	if _, err := second.Snapshot(context.Background(), "reactor", small, Schedule{}); err != nil {
+		t.Errorf("a snapshot once the first was freed: %v", err)
 	}
 }

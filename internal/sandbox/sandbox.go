@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wasmcp/wasmcp/abi"
@@ -62,7 +63,15 @@ type Config struct {
 	// and by Timeout where the engine can stop (wazero, between
 	// functions).
 	Worker *Worker
+	// SnapshotMemory bounds the memory every snapshot kept holds together
+	// (its pages that are not all zeroes): a reactor whose snapshot would
+	// pass it runs its whole start-up in every call instead. Zero means
+	// DefaultSnapshotMemory.
+	SnapshotMemory int64
 }
+
+// DefaultSnapshotMemory is what Config.SnapshotMemory's zero stands for.
+const DefaultSnapshotMemory = 1 << 30
 
 // DefaultEngine is the engine used when Config.Engine is empty.
 const DefaultEngine = "wazero"
@@ -159,12 +168,18 @@ type Engine struct {
 	// them before the runtime goes (on wasmtime, a guest outliving the
 	// epoch ticker would never be interrupted).
 	instances sync.WaitGroup
+
+	// snapshotMemory is Config.SnapshotMemory; snapshotHeld, what the
+	// snapshots kept hold of it.
+	snapshotMemory int64
+	snapshotHeld   atomic.Int64
 }
 
 // NewEngine starts the runtime cfg names, with WASI preview 1 and the
 // wasmcp host module.
 func NewEngine(ctx context.Context, cfg Config) (*Engine, error) {
-	e := &Engine{name: cmp.Or(cfg.Engine, DefaultEngine), limits: cfg.Compile.withDefaults(), worker: cfg.Worker, log: cfg.Logger}
+	e := &Engine{name: cmp.Or(cfg.Engine, DefaultEngine), limits: cfg.Compile.withDefaults(), worker: cfg.Worker, log: cfg.Logger,
+		snapshotMemory: cmp.Or(cfg.SnapshotMemory, DefaultSnapshotMemory)}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}

@@ -40,15 +40,33 @@ type snapshot struct {
 	image   program
 	size    uint64   // bytes of linear memory
 	globals []uint64 // the reactor's mutable globals, as reactor.globals lists them
+	// release gives back what the snapshot took of the engine's
+	// SnapshotMemory.
+	release func()
 }
 
 // close frees what the snapshot holds.
 func (s *snapshot) close() error {
 	s.held.Wait()
+	defer s.release()
 	if s.image != nil {
 		return s.image.close(context.Background())
 	}
 	return s.memory.close()
+}
+
+// keptPage is the granularity of what a snapshot keeps: its memory's
+// pages that are not all zeroes, as the kernel holds them.
+const keptPage = 4 << 10
+
+// keepSnapshot takes n bytes of the engine's SnapshotMemory for a
+// snapshot, or says why it cannot.
+func (e *Engine) keepSnapshot(n int64) (release func(), err error) {
+	if held := e.snapshotHeld.Add(n); held > e.snapshotMemory {
+		e.snapshotHeld.Add(-n)
+		return nil, fmt.Errorf("%w: its %s of memory would take the snapshots kept past their %s in all (--snapshot-memory), of which %s is held", ErrNoSnapshot, bytesText(uint64(n)), bytesText(uint64(e.snapshotMemory)), bytesText(uint64(held-n)))
+	}
+	return func() { e.snapshotHeld.Add(-n) }, nil
 }
 
 // ErrNoSnapshot means a module runs without a snapshot: it is not a
@@ -129,8 +147,18 @@ func (c *Compiled) snapshot(ctx context.Context, stem string, lim Limits) (Snaps
 		c.setSnapshot(nil, f)
 		return SnapshotStats{}, f
 	}
-	s := &snapshot{size: uint64(len(memory)), globals: globals}
-	var err error
+	var kept int64
+	for _, r := range wasmbin.NonZeroRuns(memory, keptPage) {
+		kept += int64(r[1] - r[0])
+	}
+	release, err := c.engine.keepSnapshot(kept)
+	if err != nil {
+		// Calls run the whole start-up, as for a module that cannot be
+		// snapshotted.
+		c.setSnapshot(nil, nil)
+		return SnapshotStats{}, err
+	}
+	s := &snapshot{size: uint64(len(memory)), globals: globals, release: release}
 	if c.reactor.wasm != nil {
 		s.image, err = c.snapshotImage(ctx, memory, globals)
 	} else {
@@ -138,10 +166,10 @@ func (c *Compiled) snapshot(ctx context.Context, stem string, lim Limits) (Snaps
 	}
 	switch {
 	case err != nil && ctx.Err() != nil:
+		release()
 		return SnapshotStats{}, ctx.Err()
 	case err != nil:
-		// Calls run the whole start-up, as for a module that cannot be
-		// snapshotted.
+		release()
 		c.setSnapshot(nil, nil)
 		return SnapshotStats{}, fmt.Errorf("keeping the snapshot: %w", err)
 	}
