@@ -10,13 +10,17 @@ import (
 // object stands. Schemas are not listed: their keywords are the JSON Schema
 // validator's business.
 var fields = map[string][]string{
-	"manifest":    {"abi", "tools", "limits", "permissions", "start"},
-	"permissions": {"env", "dirs", "http", "secrets"},
-	"dir":         {"guest", "write"},
-	"http":        {"host", "methods"},
-	"tool":        {"name", "title", "description", "inputSchema", "outputSchema", "annotations", "output"},
-	"annotations": {"title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"},
-	"limits":      {"timeout", "memory", "output"},
+	"manifest":             {"abi", "tools", "resources", "resourceTemplates", "limits", "permissions", "start"},
+	"permissions":          {"env", "dirs", "http", "secrets"},
+	"dir":                  {"guest", "write"},
+	"http":                 {"host", "methods"},
+	"tool":                 {"name", "title", "description", "inputSchema", "outputSchema", "annotations", "output"},
+	"annotations":          {"title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"},
+	"limits":               {"timeout", "memory", "output"},
+	"resource":             {"uri", "name", "title", "description", "mimeType", "size", "annotations", "icons", "text", "blob"},
+	"resource template":    {"uriTemplate", "name", "title", "description", "mimeType", "annotations", "icons"},
+	"resource annotations": {"audience", "priority", "lastModified"},
+	"icon":                 {"src", "mimeType", "sizes", "theme"},
 }
 
 // checkKeys requires every member name of the manifest's own objects to be
@@ -48,6 +52,11 @@ func checkKeys(data []byte) error {
 			}
 		}
 	}
+	for kind, field := range map[string]string{"resource": "resources", "resource template": "resourceTemplates"} {
+		if err := checkResourceKeys(kind, field, top[field]); err != nil {
+			return err
+		}
+	}
 	var tools []json.RawMessage
 	if json.Unmarshal(top["tools"], &tools) != nil {
 		return nil
@@ -60,6 +69,34 @@ func checkKeys(data []byte) error {
 		if raw, ok := tool["annotations"]; ok {
 			if _, err := members("annotations", raw); err != nil {
 				return fmt.Errorf("tool %d: %w", i, err)
+			}
+		}
+	}
+	return nil
+}
+
+// checkResourceKeys checks the member names of a list of resources or
+// resource templates, their annotations and their icons.
+func checkResourceKeys(kind, field string, raw json.RawMessage) error {
+	var items []json.RawMessage
+	if json.Unmarshal(raw, &items) != nil {
+		return nil
+	}
+	for i, raw := range items {
+		item, err := members(kind, raw)
+		if err != nil {
+			return fmt.Errorf("%s %d: %w", kind, i, err)
+		}
+		if _, err := members("resource annotations", item["annotations"]); err != nil {
+			return fmt.Errorf("%s %d: %w", kind, i, err)
+		}
+		var icons []json.RawMessage
+		if json.Unmarshal(item["icons"], &icons) != nil {
+			continue
+		}
+		for _, icon := range icons {
+			if _, err := members("icon", icon); err != nil {
+				return fmt.Errorf("%s %d: %w", kind, i, err)
 			}
 		}
 	}

@@ -39,8 +39,9 @@ type Options struct {
 	Version string
 	Logger  *slog.Logger
 	// ListChanged says that the tool set may change while the server runs
-	// (the directory is watched): the tools capability then promises
-	// notifications/tools/list_changed, and clients get them.
+	// (the directory is watched): the tools and resources capabilities
+	// then promise notifications/tools/list_changed and
+	// notifications/resources/list_changed, and clients get them.
 	ListChanged bool
 	// RequestBudget bounds the bytes of request bodies the server holds at
 	// once, over every transport (default DefaultRequestBudget; at least
@@ -54,11 +55,15 @@ type Options struct {
 // Options.RequestBudget: 8 requests of the largest size at once.
 const DefaultRequestBudget = 8 * MaxMessageSize
 
-// Caller runs tool calls; dispatch.Dispatcher is the one used.
+// Caller runs tool calls and resource reads; dispatch.Dispatcher is the
+// one used.
 type Caller interface {
 	// Call runs a call of the named tool with its arguments, sending the
 	// tool's reports to rep. It fails only for a tool that does not exist.
 	Call(ctx context.Context, name string, args json.RawMessage, rep sandbox.Reporter) (*mcp.CallToolResult, error)
+	// Read reads the resource at uri, a declared resource's or one a
+	// template matches. Its errors are the JSON-RPC errors of the read.
+	Read(ctx context.Context, uri string) (*mcp.ReadResourceResult, error)
 }
 
 // New returns an MCP server that serves the tools of the registry's
@@ -87,7 +92,7 @@ func New(reg *registry.Registry, calls Caller, opts Options) *Server {
 			Tools:     &mcp.ToolCapabilities{ListChanged: opts.ListChanged},
 			Logging:   &mcp.LoggingCapabilities{},
 			Prompts:   &mcp.PromptCapabilities{},
-			Resources: &mcp.ResourceCapabilities{},
+			Resources: &mcp.ResourceCapabilities{ListChanged: opts.ListChanged},
 		},
 	})
 	s.sync(calls, nil, reg.Current())
@@ -95,45 +100,72 @@ func New(reg *registry.Registry, calls Caller, opts Options) *Server {
 	return s
 }
 
-// sync brings the SDK's tool list from old to new: tools that are gone are
-// removed, tools that are new or changed (a new module version makes new
-// Tool values) are added. The SDK tells clients, once per burst.
+// sync brings the SDK's tools, resources and resource templates from old
+// to new: those that are gone are removed, those that are new or changed (a
+// new module version makes new values) are added. The SDK tells clients,
+// once per burst.
 func (s *Server) sync(calls Caller, old, new *registry.Catalog) {
-	var gone []string
+	var (
+		oldTools     []*registry.Tool
+		oldResources []*registry.Resource
+		oldTemplates []*registry.Template
+	)
 	if old != nil {
-		for _, t := range old.Tools {
-			if _, ok := new.Lookup(t.Spec.Name); !ok {
-				gone = append(gone, t.Spec.Name)
-			}
+		oldTools, oldResources, oldTemplates = old.Tools, old.Resources, old.Templates
+	}
+	syncList(s, "tool", oldTools, new.Tools, func(t *registry.Tool) string { return t.Spec.Name }, new.Lookup,
+		s.mcp.RemoveTools, func(t *registry.Tool) {
+			name := t.Spec.Name
+			s.mcp.AddTool(Tool(t.Spec), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return calls.Call(ctx, name, req.Params.Arguments, newClientReporter(ctx, req, name))
+			})
+		})
+	read := func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return calls.Read(ctx, req.Params.URI)
+	}
+	syncList(s, "resource", oldResources, new.Resources, func(r *registry.Resource) string { return r.Spec.URI }, new.Resource,
+		s.mcp.RemoveResources, func(r *registry.Resource) { s.mcp.AddResource(Resource(r.Spec), read) })
+	syncList(s, "resource template", oldTemplates, new.Templates, func(t *registry.Template) string { return t.Spec.URITemplate }, new.Template,
+		s.mcp.RemoveResourceTemplates, func(t *registry.Template) { s.mcp.AddResourceTemplate(ResourceTemplate(t.Spec), read) })
+}
+
+// syncList is sync for one kind of item, each known by its key. An item
+// the SDK refuses (it panics on some schemas and URIs) is skipped and
+// logged, never fatal.
+func syncList[T comparable](s *Server, kind string, old, new []T, key func(T) string, lookup func(string) (T, bool), remove func(...string), add func(T)) {
+	var gone []string
+	for _, v := range old {
+		if _, ok := lookup(key(v)); !ok {
+			gone = append(gone, key(v))
 		}
 	}
 	if len(gone) > 0 {
-		s.mcp.RemoveTools(gone...)
-		s.log.Info("tools removed", "tools", gone)
+		remove(gone...)
+		s.log.Info(kind+"s removed", kind+"s", gone)
 	}
-	for _, t := range new.Tools {
-		if old != nil {
-			if prev, ok := old.Lookup(t.Spec.Name); ok && prev == t {
-				continue
-			}
+	prev := make(map[string]T, len(old))
+	for _, v := range old {
+		prev[key(v)] = v
+	}
+	for _, v := range new {
+		if p, ok := prev[key(v)]; ok && p == v {
+			continue
 		}
-		if err := s.addTool(calls, t); err != nil {
-			s.log.Warn("skipping tool the MCP SDK refuses", "tool", t.Spec.Name, "file", t.Module.Path, "reason", err)
-			s.mcp.RemoveTools(t.Spec.Name)
+		if err := recovered(func() { add(v) }); err != nil {
+			s.log.Warn("skipping a "+kind+" the MCP SDK refuses", kind, key(v), "reason", err)
+			remove(key(v))
 		}
 	}
 }
 
-func (s *Server) addTool(calls Caller, t *registry.Tool) (err error) {
+// recovered runs f, turning a panic into an error.
+func recovered(f func()) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("%v", p)
 		}
 	}()
-	name := t.Spec.Name
-	s.mcp.AddTool(Tool(t.Spec), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return calls.Call(ctx, name, req.Params.Arguments, newClientReporter(ctx, req, name))
-	})
+	f()
 	return nil
 }
 
@@ -158,6 +190,56 @@ func Tool(s abi.Tool) *mcp.Tool {
 		}
 	}
 	return t
+}
+
+// Resource converts a manifest's resource to the SDK's description of it.
+func Resource(r abi.Resource) *mcp.Resource {
+	return &mcp.Resource{
+		URI:         r.URI,
+		Name:        r.Name,
+		Title:       r.Title,
+		Description: r.Description,
+		MIMEType:    r.MIMEType,
+		Size:        r.Size,
+		Annotations: annotations(r.Annotations),
+		Icons:       icons(r.Icons),
+	}
+}
+
+// ResourceTemplate converts a manifest's resource template to the SDK's
+// description of it.
+func ResourceTemplate(t abi.ResourceTemplate) *mcp.ResourceTemplate {
+	return &mcp.ResourceTemplate{
+		URITemplate: t.URITemplate,
+		Name:        t.Name,
+		Title:       t.Title,
+		Description: t.Description,
+		MIMEType:    t.MIMEType,
+		Annotations: annotations(t.Annotations),
+		Icons:       icons(t.Icons),
+	}
+}
+
+func annotations(a *abi.ResourceAnnotations) *mcp.Annotations {
+	if a == nil {
+		return nil
+	}
+	out := &mcp.Annotations{LastModified: a.LastModified}
+	if a.Priority != nil {
+		out.Priority = *a.Priority
+	}
+	for _, r := range a.Audience {
+		out.Audience = append(out.Audience, mcp.Role(r))
+	}
+	return out
+}
+
+func icons(in []abi.Icon) []mcp.Icon {
+	var out []mcp.Icon
+	for _, i := range in {
+		out = append(out, mcp.Icon{Source: i.Src, MIMEType: i.MIMEType, Sizes: i.Sizes, Theme: mcp.IconTheme(i.Theme)})
+	}
+	return out
 }
 
 func deref(b *bool) bool { return b != nil && *b }

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/yosida95/uritemplate/v3"
+
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/internal/sandbox"
 	"github.com/wasmcp/wasmcp/internal/schema"
@@ -131,6 +133,20 @@ func loadFile(path string, opts LoadOptions) (*Module, stamp, error) {
 		return nil, st, fmt.Errorf("the manifest's schemas hold %d objects and booleans in all; this server allows %d: share repeated parts through $defs", nodes, MaxSchemaNodes)
 	}
 	m.tools = tools
+	for _, spec := range manifest.Resources {
+		m.resources = append(m.resources, &Resource{Module: m, Spec: spec})
+	}
+	for _, spec := range manifest.ResourceTemplates {
+		// The manifest's check parsed it already.
+		match, err := uritemplate.New(spec.URITemplate)
+		if err != nil {
+			return nil, st, fmt.Errorf("resource template %q: %w", spec.URITemplate, err)
+		}
+		m.templates = append(m.templates, &Template{Module: m, Spec: spec, Match: match})
+	}
+	if m.reader, err = readEntry(m); err != nil {
+		return nil, st, err
+	}
 	return m, st, nil
 }
 

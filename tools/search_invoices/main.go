@@ -2,13 +2,19 @@
 // range. It shows output mode "json": the result is structured data checked
 // against an outputSchema. The invoices are a fixed, made-up data set
 // embedded in the module, since a tool has no files or network to read from.
+//
+// It also serves the invoices as resources: invoices://all and, through
+// the template invoices://{id}, each invoice, which the module reads when
+// it is started as resources/read (docs/abi.md, "Reading a resource").
 package main
 
 import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -46,6 +52,13 @@ var statuses = []string{"paid", "unpaid", "void"}
 const dateLayout = "2006-01-02"
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == "resources/read" {
+		if err := read(os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
 	guest.Main(guest.JSON("search_invoices", func(in args) (result, error) {
 		invoices, err := loadInvoices()
 		if err != nil {
@@ -58,6 +71,38 @@ func main() {
 		}
 		return res, err
 	}))
+}
+
+// readRequest is what the host writes on stdin for resources/read.
+type readRequest struct {
+	URI       string            `json:"uri"`
+	Arguments map[string]string `json:"arguments"`
+}
+
+// read answers one resources/read: all the invoices, or the one the
+// template's id names.
+func read(in io.Reader, out io.Writer) error {
+	var req readRequest
+	if err := json.NewDecoder(in).Decode(&req); err != nil {
+		return fmt.Errorf("the read request is not JSON: %v", err)
+	}
+	invoices, err := loadInvoices()
+	if err != nil {
+		return err
+	}
+	var data any = invoices
+	if req.URI != "invoices://all" {
+		i := slices.IndexFunc(invoices, func(inv Invoice) bool { return inv.ID == req.Arguments["id"] })
+		if i < 0 {
+			return fmt.Errorf("there is no invoice %q; ids run from INV-2026-001 to INV-2026-%03d", req.Arguments["id"], len(invoices))
+		}
+		data = invoices[i]
+	}
+	text, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(out).Encode(map[string]any{"contents": []map[string]string{{"uri": req.URI, "mimeType": "application/json", "text": string(text)}}})
 }
 
 func loadInvoices() ([]Invoice, error) {

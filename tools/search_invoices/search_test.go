@@ -212,3 +212,30 @@ func validate(t *testing.T, s *jsonschema.Schema, instance []byte) {
 		t.Errorf("%s: %v", instance, err)
 	}
 }
+
+func TestRead(t *testing.T) {
+	readOne := func(req string) (map[string]any, error) {
+		var out bytes.Buffer
+		if err := read(strings.NewReader(req), &out); err != nil {
+			return nil, err
+		}
+		var answer map[string]any
+		if err := json.Unmarshal(out.Bytes(), &answer); err != nil {
+			t.Fatalf("the answer is not JSON: %v", err)
+		}
+		return answer["contents"].([]any)[0].(map[string]any), nil
+	}
+	c, err := readOne(`{"uri":"invoices://all","arguments":{}}`)
+	var all []Invoice
+	if err != nil || c["uri"] != "invoices://all" || json.Unmarshal([]byte(c["text"].(string)), &all) != nil || len(all) != 20 {
+		t.Errorf("invoices://all: %v, %v", c, err)
+	}
+	c, err = readOne(`{"uri":"invoices://INV-2026-003","arguments":{"id":"INV-2026-003"}}`)
+	var one Invoice
+	if err != nil || json.Unmarshal([]byte(c["text"].(string)), &one) != nil || one.Customer != "Initech" || one.Status != "void" {
+		t.Errorf("invoices://INV-2026-003: %v, %v", c, err)
+	}
+	if _, err := readOne(`{"uri":"invoices://nope","arguments":{"id":"nope"}}`); err == nil || !strings.Contains(err.Error(), `there is no invoice "nope"`) {
+		t.Errorf("an unknown id: %v", err)
+	}
+}
