@@ -19,7 +19,9 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"io"
 	"math"
+	"os"
 	"time"
 
 	guest "github.com/wasmcp/wasmcp/sdk-guest/go"
@@ -29,7 +31,33 @@ import (
 type none struct{}
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == "resources/read" {
+		if err := readResource(os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
 	guest.Main(tools()...)
+}
+
+// readResource answers resources/read of the suite's resource template,
+// test://template/{id}/data; the static resources are served from the
+// manifest.
+func readResource(in io.Reader, out io.Writer) error {
+	var req struct {
+		URI       string            `json:"uri"`
+		Arguments map[string]string `json:"arguments"`
+	}
+	if err := json.NewDecoder(in).Decode(&req); err != nil {
+		return fmt.Errorf("the read request is not JSON: %v", err)
+	}
+	id := req.Arguments["id"]
+	data, err := json.Marshal(map[string]any{"id": id, "templateTest": true, "data": "Data for ID: " + id})
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(out).Encode(map[string]any{"contents": []map[string]string{{"uri": req.URI, "mimeType": "application/json", "text": string(data)}}})
 }
 
 // tools lists every tool the module implements; the manifest declares the

@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/binary"
 	"image/png"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/wasmcp/wasmcp/abi"
@@ -31,6 +33,35 @@ func TestManifest(t *testing.T) {
 	}
 	if !slices.Equal(declared, registered) {
 		t.Errorf("manifest declares %v; main registers %v", declared, registered)
+	}
+}
+
+// TestResources checks the manifest's binary resource against the image the
+// tools return, and the template's read.
+func TestResources(t *testing.T) {
+	data, err := os.ReadFile("manifest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := abi.ParseManifest(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := redPixelPNG()
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(m.Resources, func(r abi.Resource) bool { return r.URI == "test://static-binary" })
+	if i < 0 || !bytes.Equal(m.Resources[i].Blob, img) {
+		t.Errorf("test://static-binary is not the red pixel (%s)", base64.StdEncoding.EncodeToString(img))
+	}
+	var out bytes.Buffer
+	if err := readResource(strings.NewReader(`{"uri":"test://template/123/data","arguments":{"id":"123"}}`), &out); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"contents":[{"mimeType":"application/json","text":"{\"data\":\"Data for ID: 123\",\"id\":\"123\",\"templateTest\":true}","uri":"test://template/123/data"}]}` + "\n"
+	if out.String() != want {
+		t.Errorf("read = %s; want %s", out.String(), want)
 	}
 }
 
