@@ -10,7 +10,7 @@ import (
 // object stands. Schemas are not listed: their keywords are the JSON Schema
 // validator's business.
 var fields = map[string][]string{
-	"manifest":             {"abi", "tools", "resources", "resourceTemplates", "limits", "permissions", "start"},
+	"manifest":             {"abi", "tools", "resources", "resourceTemplates", "prompts", "limits", "permissions", "start"},
 	"permissions":          {"env", "dirs", "http", "secrets"},
 	"dir":                  {"guest", "write"},
 	"http":                 {"host", "methods"},
@@ -21,6 +21,10 @@ var fields = map[string][]string{
 	"resource template":    {"uriTemplate", "name", "title", "description", "mimeType", "annotations", "icons"},
 	"resource annotations": {"audience", "priority", "lastModified"},
 	"icon":                 {"src", "mimeType", "sizes", "theme"},
+	"prompt":               {"name", "title", "description", "arguments", "icons", "messages"},
+	"prompt argument":      {"name", "title", "description", "required"},
+	"prompt message":       {"role", "content"},
+	"prompt content":       {"type", "text"},
 }
 
 // checkKeys requires every member name of the manifest's own objects to be
@@ -56,6 +60,9 @@ func checkKeys(data []byte) error {
 		if err := checkResourceKeys(kind, field, top[field]); err != nil {
 			return err
 		}
+	}
+	if err := checkPromptKeys(top["prompts"]); err != nil {
+		return err
 	}
 	var tools []json.RawMessage
 	if json.Unmarshal(top["tools"], &tools) != nil {
@@ -97,6 +104,37 @@ func checkResourceKeys(kind, field string, raw json.RawMessage) error {
 		for _, icon := range icons {
 			if _, err := members("icon", icon); err != nil {
 				return fmt.Errorf("%s %d: %w", kind, i, err)
+			}
+		}
+	}
+	return nil
+}
+
+// checkPromptKeys checks the member names of a list of prompts, their
+// arguments, icons and messages.
+func checkPromptKeys(raw json.RawMessage) error {
+	var prompts []json.RawMessage
+	if json.Unmarshal(raw, &prompts) != nil {
+		return nil
+	}
+	for i, raw := range prompts {
+		p, err := members("prompt", raw)
+		if err != nil {
+			return fmt.Errorf("prompt %d: %w", i, err)
+		}
+		for _, list := range [...]struct{ kind, field string }{{"prompt argument", "arguments"}, {"icon", "icons"}, {"prompt message", "messages"}} {
+			var items []json.RawMessage
+			if json.Unmarshal(p[list.field], &items) != nil {
+				continue
+			}
+			for _, item := range items {
+				m, err := members(list.kind, item)
+				if err == nil && list.kind == "prompt message" {
+					_, err = members("prompt content", m["content"])
+				}
+				if err != nil {
+					return fmt.Errorf("prompt %d: %w", i, err)
+				}
 			}
 		}
 	}

@@ -91,12 +91,14 @@ type Manifest struct {
 	// ABI is the ABI version the module was written for.
 	ABI int `json:"abi"`
 	// Tools lists the tools the module implements. A module declares at
-	// least one tool, resource or resource template.
+	// least one tool, resource, resource template or prompt.
 	Tools []Tool `json:"tools,omitempty"`
 	// Resources lists the resources the module serves.
 	Resources []Resource `json:"resources,omitempty"`
 	// ResourceTemplates lists the families of resources the module serves.
 	ResourceTemplates []ResourceTemplate `json:"resourceTemplates,omitempty"`
+	// Prompts lists the prompts the module serves.
+	Prompts []Prompt `json:"prompts,omitempty"`
 	// Limits are the module's own, tighter limits. The server clamps them to
 	// its ceilings.
 	Limits Limits `json:"limits,omitzero"`
@@ -181,8 +183,8 @@ func (m *Manifest) Check() error {
 		}
 		return fmt.Errorf("manifest asks for abi %d; this server implements abi %d", m.ABI, Version)
 	}
-	if len(m.Tools)+len(m.Resources)+len(m.ResourceTemplates) == 0 {
-		return errors.New("manifest declares no tools, resources or resource templates")
+	if len(m.Tools)+len(m.Resources)+len(m.ResourceTemplates)+len(m.Prompts) == 0 {
+		return errors.New("manifest declares no tools, resources, resource templates or prompts")
 	}
 	if len(m.Tools) > MaxTools {
 		return fmt.Errorf("manifest declares %d tools, over the limit of %d", len(m.Tools), MaxTools)
@@ -199,6 +201,9 @@ func (m *Manifest) Check() error {
 		seen[t.Name] = true
 	}
 	if err := m.checkResources(); err != nil {
+		return err
+	}
+	if err := m.checkPrompts(); err != nil {
 		return err
 	}
 	switch m.Start {

@@ -38,7 +38,7 @@ const EntryReadResource = "resources/read"
 
 // reserved are the argv[1] values of the module's entry points other than
 // its tools.
-var reserved = []string{EntryReadResource}
+var reserved = []string{EntryReadResource, EntryGetPrompt}
 
 // Resource is a resource the module serves: MCP's Resource, plus the
 // static contents a resource may carry in the manifest.

@@ -63,7 +63,7 @@ func TestParseManifestRefusesResources(t *testing.T) {
 	tests := []struct {
 		name, input, want string
 	}{
-		{"nothing declared", `{"abi":1,"resources":[],"resourceTemplates":[]}`, "declares no tools, resources or resource templates"},
+		{"nothing declared", `{"abi":1,"resources":[],"resourceTemplates":[]}`, "declares no tools, resources, resource templates or prompts"},
 		{"no uri", withResources(`{"name":"n"}`, ""), `"uri" must be absolute`},
 		{"relative uri", withResources(`{"uri":"invoices/all","name":"n"}`, ""), `"uri" must be absolute`},
 		{"bad uri", withResources(`{"uri":"a://%zz","name":"n"}`, ""), `"uri" is not a URI`},

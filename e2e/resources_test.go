@@ -87,7 +87,7 @@ func read(t *testing.T, cs *mcp.ClientSession, uri string) *mcp.ResourceContents
 }
 
 // TestResourcesReload adds, duplicates and removes modules of resources
-// with clients of both revisions watching: each change reaches them as
+// (and a prompt) with clients of both revisions watching: each change reaches them as
 // resources/list_changed and a new list, and a URI a second file claims is
 // a load error naming both files.
 func TestResourcesReload(t *testing.T) {
@@ -138,10 +138,17 @@ func TestResourcesReload(t *testing.T) {
 		atomicWrite(t, filepath.Join(dir, stem+".manifest.json"), []byte(manifest))
 		atomicWrite(t, filepath.Join(dir, stem+".wasm"), trap)
 	}
-	writeModule("a", `{"abi":1,"resources":[{"uri":"a://one","name":"one","text":"served by a"}]}`)
+	writeModule("a", `{"abi":1,"resources":[{"uri":"a://one","name":"one","text":"served by a"}],
+		"prompts":[{"name":"hello","messages":[{"role":"user","content":{"type":"text","text":"hello from a"}}]}]}`)
 	check("adding a module of resources", "a://one")
 	if c := read(t, watchers[1].cs, "a://one"); c.Text != "served by a" {
 		t.Errorf("a://one = %+v", c)
+	}
+	for _, w := range watchers {
+		res, err := w.cs.GetPrompt(context.Background(), &mcp.GetPromptParams{Name: "hello"})
+		if err != nil || res.Messages[0].Content.(*mcp.TextContent).Text != "hello from a" {
+			t.Errorf("the new module's prompt: %v, %v", res, err)
+		}
 	}
 
 	writeModule("b", `{"abi":1,"resources":[{"uri":"a://one","name":"one","text":"served by b"},{"uri":"b://two","name":"two","text":"b"}]}`)

@@ -31,14 +31,50 @@ import (
 type none struct{}
 
 func main() {
-	if len(os.Args) == 2 && os.Args[1] == "resources/read" {
-		if err := readResource(os.Stdin, os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
+	if len(os.Args) == 2 {
+		entries := map[string]func(io.Reader, io.Writer) error{"resources/read": readResource, "prompts/get": getPrompt}
+		if entry, ok := entries[os.Args[1]]; ok {
+			if err := entry(os.Stdin, os.Stdout); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			return
 		}
-		return
 	}
 	guest.Main(tools()...)
+}
+
+// getPrompt answers prompts/get of the suite's prompts with an embedded
+// resource and with an image; the other two are templates in the manifest.
+func getPrompt(in io.Reader, out io.Writer) error {
+	var req struct {
+		Name      string            `json:"name"`
+		Arguments map[string]string `json:"arguments"`
+	}
+	if err := json.NewDecoder(in).Decode(&req); err != nil {
+		return fmt.Errorf("the prompt request is not JSON: %v", err)
+	}
+	text := func(s string) map[string]any {
+		return map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": s}}
+	}
+	var first map[string]any
+	var then string
+	switch req.Name {
+	case "test_prompt_with_embedded_resource":
+		first = map[string]any{"type": "resource", "resource": map[string]any{
+			"uri": req.Arguments["resourceUri"], "mimeType": "text/plain", "text": "Embedded resource content for testing."}}
+		then = "Please process the embedded resource above."
+	case "test_prompt_with_image":
+		img, err := redPixelPNG()
+		if err != nil {
+			return err
+		}
+		first = map[string]any{"type": "image", "data": img, "mimeType": "image/png"}
+		then = "Please analyze the image above."
+	default:
+		return fmt.Errorf("this module gets no prompt %q", req.Name)
+	}
+	return json.NewEncoder(out).Encode(map[string]any{"messages": []any{map[string]any{"role": "user", "content": first}, text(then)}})
 }
 
 // readResource answers resources/read of the suite's resource template,

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"image/png"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -62,6 +63,25 @@ func TestResources(t *testing.T) {
 	want := `{"contents":[{"mimeType":"application/json","text":"{\"data\":\"Data for ID: 123\",\"id\":\"123\",\"templateTest\":true}","uri":"test://template/123/data"}]}` + "\n"
 	if out.String() != want {
 		t.Errorf("read = %s; want %s", out.String(), want)
+	}
+}
+
+// TestPrompts checks the prompts the module gets.
+func TestPrompts(t *testing.T) {
+	for name, want := range map[string]string{
+		"test_prompt_with_embedded_resource": `"resource":{"mimeType":"text/plain","text":"Embedded resource content for testing.","uri":"test://example-resource"}`,
+		"test_prompt_with_image":             `{"data":"iVBORw0KGgo`,
+	} {
+		var out bytes.Buffer
+		if err := getPrompt(strings.NewReader(`{"name":"`+name+`","arguments":{"resourceUri":"test://example-resource"}}`), &out); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("%s = %s; want it to contain %s", name, out.String(), want)
+		}
+	}
+	if err := getPrompt(strings.NewReader(`{"name":"test_simple_prompt"}`), io.Discard); err == nil {
+		t.Error("the module got a prompt its manifest serves")
 	}
 }
 

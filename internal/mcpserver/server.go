@@ -39,9 +39,9 @@ type Options struct {
 	Version string
 	Logger  *slog.Logger
 	// ListChanged says that the tool set may change while the server runs
-	// (the directory is watched): the tools and resources capabilities
-	// then promise notifications/tools/list_changed and
-	// notifications/resources/list_changed, and clients get them.
+	// (the directory is watched): the tools, resources and prompts
+	// capabilities then promise their list_changed notifications, and
+	// clients get them.
 	ListChanged bool
 	// RequestBudget bounds the bytes of request bodies the server holds at
 	// once, over every transport (default DefaultRequestBudget; at least
@@ -55,8 +55,8 @@ type Options struct {
 // Options.RequestBudget: 8 requests of the largest size at once.
 const DefaultRequestBudget = 8 * MaxMessageSize
 
-// Caller runs tool calls and resource reads; dispatch.Dispatcher is the
-// one used.
+// Caller runs tool calls, resource reads and prompt requests;
+// dispatch.Dispatcher is the one used.
 type Caller interface {
 	// Call runs a call of the named tool with its arguments, sending the
 	// tool's reports to rep. It fails only for a tool that does not exist.
@@ -64,12 +64,15 @@ type Caller interface {
 	// Read reads the resource at uri, a declared resource's or one a
 	// template matches. Its errors are the JSON-RPC errors of the read.
 	Read(ctx context.Context, uri string) (*mcp.ReadResourceResult, error)
+	// GetPrompt gets the named prompt with its arguments. Its errors are
+	// the JSON-RPC errors of the request.
+	GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error)
 }
 
-// New returns an MCP server that serves the tools of the registry's
-// catalog, runs their calls with calls, and follows the registry's
-// reloads. A tool the SDK refuses (it panics on some schemas) is skipped
-// and logged, never fatal.
+// New returns an MCP server that serves the tools, resources and prompts
+// of the registry's catalog, runs their calls, reads and requests with
+// calls, and follows the registry's reloads. An item the SDK refuses (it
+// panics on some schemas) is skipped and logged, never fatal.
 func New(reg *registry.Registry, calls Caller, opts Options) *Server {
 	log := opts.Logger
 	if log == nil {
@@ -85,13 +88,13 @@ func New(reg *registry.Registry, calls Caller, opts Options) *Server {
 		Instructions: instructions,
 		Logger:       sdkLogger(log),
 		// Logging carries tools' log calls. The SDK answers prompts/list and
-		// resources/list whatever is declared (with empty lists here), and
-		// 2026-07-28 requires a method that is answered to be declared, so
-		// both are: a server with no prompts and no resources.
+		// resources/list whatever is declared (with empty lists when no
+		// module declares any), and 2026-07-28 requires a method that is
+		// answered to be declared, so both always are.
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:     &mcp.ToolCapabilities{ListChanged: opts.ListChanged},
 			Logging:   &mcp.LoggingCapabilities{},
-			Prompts:   &mcp.PromptCapabilities{},
+			Prompts:   &mcp.PromptCapabilities{ListChanged: opts.ListChanged},
 			Resources: &mcp.ResourceCapabilities{ListChanged: opts.ListChanged},
 		},
 	})
@@ -100,8 +103,8 @@ func New(reg *registry.Registry, calls Caller, opts Options) *Server {
 	return s
 }
 
-// sync brings the SDK's tools, resources and resource templates from old
-// to new: those that are gone are removed, those that are new or changed (a
+// sync brings the SDK's tools, resources, resource templates and prompts
+// from old to new: those that are gone are removed, those that are new or changed (a
 // new module version makes new values) are added. The SDK tells clients,
 // once per burst.
 func (s *Server) sync(calls Caller, old, new *registry.Catalog) {
@@ -109,9 +112,10 @@ func (s *Server) sync(calls Caller, old, new *registry.Catalog) {
 		oldTools     []*registry.Tool
 		oldResources []*registry.Resource
 		oldTemplates []*registry.Template
+		oldPrompts   []*registry.Prompt
 	)
 	if old != nil {
-		oldTools, oldResources, oldTemplates = old.Tools, old.Resources, old.Templates
+		oldTools, oldResources, oldTemplates, oldPrompts = old.Tools, old.Resources, old.Templates, old.Prompts
 	}
 	syncList(s, "tool", oldTools, new.Tools, func(t *registry.Tool) string { return t.Spec.Name }, new.Lookup,
 		s.mcp.RemoveTools, func(t *registry.Tool) {
@@ -127,6 +131,11 @@ func (s *Server) sync(calls Caller, old, new *registry.Catalog) {
 		s.mcp.RemoveResources, func(r *registry.Resource) { s.mcp.AddResource(Resource(r.Spec), read) })
 	syncList(s, "resource template", oldTemplates, new.Templates, func(t *registry.Template) string { return t.Spec.URITemplate }, new.Template,
 		s.mcp.RemoveResourceTemplates, func(t *registry.Template) { s.mcp.AddResourceTemplate(ResourceTemplate(t.Spec), read) })
+	get := func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return calls.GetPrompt(ctx, req.Params.Name, req.Params.Arguments)
+	}
+	syncList(s, "prompt", oldPrompts, new.Prompts, func(p *registry.Prompt) string { return p.Spec.Name }, new.Prompt,
+		s.mcp.RemovePrompts, func(p *registry.Prompt) { s.mcp.AddPrompt(Prompt(p.Spec), get) })
 }
 
 // syncList is sync for one kind of item, each known by its key. An item
@@ -218,6 +227,15 @@ func ResourceTemplate(t abi.ResourceTemplate) *mcp.ResourceTemplate {
 		Annotations: annotations(t.Annotations),
 		Icons:       icons(t.Icons),
 	}
+}
+
+// Prompt converts a manifest's prompt to the SDK's description of it.
+func Prompt(p abi.Prompt) *mcp.Prompt {
+	out := &mcp.Prompt{Name: p.Name, Title: p.Title, Description: p.Description, Icons: icons(p.Icons)}
+	for _, a := range p.Arguments {
+		out.Arguments = append(out.Arguments, &mcp.PromptArgument{Name: a.Name, Title: a.Title, Description: a.Description, Required: a.Required})
+	}
+	return out
 }
 
 func annotations(a *abi.ResourceAnnotations) *mcp.Annotations {

@@ -23,6 +23,8 @@ type Catalog struct {
 	Resources []*Resource
 	// Templates are every served resource template, sorted by template.
 	Templates []*Template
+	// Prompts are every served prompt, sorted by name.
+	Prompts []*Prompt
 	// Policy is the operator's grants; nil grants nothing.
 	Policy *policy.Policy
 	// Errors lists skipped files and skipped tools, and a policy file that
@@ -32,6 +34,7 @@ type Catalog struct {
 	byName     map[string]*Tool
 	byURI      map[string]*Resource
 	byTemplate map[string]*Template
+	byPrompt   map[string]*Prompt
 	policyHash string // of the policy file's content, "" without one
 	// loads are what loading each file gave, by path, for the files whose
 	// stamp may hold at the next reload (see scan).
@@ -64,8 +67,8 @@ func (c *Catalog) Template(uriTemplate string) (*Template, bool) {
 	return t, ok
 }
 
-// add serves a module's tools, resources and resource templates, leaving
-// out names and URIs an earlier file claimed.
+// add serves a module's tools, resources, resource templates and prompts,
+// leaving out names and URIs an earlier file claimed.
 func (c *Catalog) add(m *Module, log *slog.Logger) {
 	c.Modules = append(c.Modules, m)
 	for _, t := range m.tools {
@@ -81,6 +84,11 @@ func (c *Catalog) add(m *Module, log *slog.Logger) {
 	for _, t := range m.templates {
 		if claim(c, c.byTemplate, t.Spec.URITemplate, t, "resource template", log) {
 			c.Templates = append(c.Templates, t)
+		}
+	}
+	for _, p := range m.prompts {
+		if claim(c, c.byPrompt, p.Spec.Name, p, "prompt", log) {
+			c.Prompts = append(c.Prompts, p)
 		}
 	}
 }

@@ -917,3 +917,24 @@ func TestResourcesAreServedAcrossModulesAndDuplicatesNameBothFiles(t *testing.T)
 		}
 	}
 }
+
+func TestDuplicatePromptsNameBothFiles(t *testing.T) {
+	dir := t.TempDir()
+	b := wattest.Write(t, dir, "echo", "b")
+	writeSidecar(t, dir, "b", `{"abi":1,"prompts":[{"name":"shared"},{"name":"only_b","messages":[{"role":"user","content":{"type":"text","text":"b"}}]}]}`)
+	a := wattest.Write(t, dir, "argv", "a")
+	writeSidecar(t, dir, "a", `{"abi":1,"prompts":[{"name":"shared"}]}`)
+	c := load(t, dir)
+	if p, ok := c.Prompt("shared"); !ok || p.Module.Path != a || p.Entry == nil || p.Entry.Spec.Name != "prompts/get" {
+		t.Errorf("shared: ok=%v; want it served by %s's prompts/get", ok, a)
+	}
+	if p, ok := c.Prompt("only_b"); !ok || p.Module.Path != b || p.Entry != nil {
+		t.Errorf("only_b: ok=%v; want it served by %s from its messages", ok, b)
+	}
+	if len(c.Prompts) != 2 || c.Prompts[0].Spec.Name != "only_b" {
+		t.Errorf("prompts = %v; want two, sorted", c.Prompts)
+	}
+	if len(c.Errors) != 1 || c.Errors[0].Path != b || !strings.Contains(c.Errors[0].Error(), `prompt "shared" is already provided by `+a) {
+		t.Errorf("errors = %v; want one for %s naming %s", c.Errors, b, a)
+	}
+}

@@ -144,8 +144,20 @@ func loadFile(path string, opts LoadOptions) (*Module, stamp, error) {
 		}
 		m.templates = append(m.templates, &Template{Module: m, Spec: spec, Match: match})
 	}
-	if m.reader, err = readEntry(m); err != nil {
+	for _, spec := range manifest.Prompts {
+		m.prompts = append(m.prompts, &Prompt{Module: m, Spec: spec})
+	}
+	if m.reader, err = entry(m, abi.EntryReadResource, needsReader(m)); err != nil {
 		return nil, st, err
+	}
+	prompter, err := entry(m, abi.EntryGetPrompt, needsPrompter(m))
+	if err != nil {
+		return nil, st, err
+	}
+	for _, p := range m.prompts {
+		if p.Spec.Messages == nil {
+			p.Entry = prompter
+		}
 	}
 	return m, st, nil
 }

@@ -43,6 +43,7 @@ type Module struct {
 	tools     []*Tool
 	resources []*Resource
 	templates []*Template
+	prompts   []*Prompt
 	// reader is the module's resources/read entry point; nil when every
 	// resource it declares has its contents in the manifest.
 	reader   *Tool

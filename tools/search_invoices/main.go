@@ -5,7 +5,9 @@
 //
 // It also serves the invoices as resources: invoices://all and, through
 // the template invoices://{id}, each invoice, which the module reads when
-// it is started as resources/read (docs/abi.md, "Reading a resource").
+// it is started as resources/read (docs/abi.md, "Reading a resource"); and
+// the prompt review_invoice, which it gets when started as prompts/get,
+// with the invoice embedded.
 package main
 
 import (
@@ -52,12 +54,15 @@ var statuses = []string{"paid", "unpaid", "void"}
 const dateLayout = "2006-01-02"
 
 func main() {
-	if len(os.Args) == 2 && os.Args[1] == "resources/read" {
-		if err := read(os.Stdin, os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
+	if len(os.Args) == 2 {
+		entries := map[string]func(io.Reader, io.Writer) error{"resources/read": read, "prompts/get": prompt}
+		if entry, ok := entries[os.Args[1]]; ok {
+			if err := entry(os.Stdin, os.Stdout); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			return
 		}
-		return
 	}
 	guest.Main(guest.JSON("search_invoices", func(in args) (result, error) {
 		invoices, err := loadInvoices()
@@ -92,17 +97,56 @@ func read(in io.Reader, out io.Writer) error {
 	}
 	var data any = invoices
 	if req.URI != "invoices://all" {
-		i := slices.IndexFunc(invoices, func(inv Invoice) bool { return inv.ID == req.Arguments["id"] })
-		if i < 0 {
-			return fmt.Errorf("there is no invoice %q; ids run from INV-2026-001 to INV-2026-%03d", req.Arguments["id"], len(invoices))
+		if data, err = find(invoices, req.Arguments["id"]); err != nil {
+			return err
 		}
-		data = invoices[i]
 	}
 	text, err := json.Marshal(data)
 	if err != nil {
 		return err
 	}
 	return json.NewEncoder(out).Encode(map[string]any{"contents": []map[string]string{{"uri": req.URI, "mimeType": "application/json", "text": string(text)}}})
+}
+
+func find(invoices []Invoice, id string) (Invoice, error) {
+	i := slices.IndexFunc(invoices, func(inv Invoice) bool { return inv.ID == id })
+	if i < 0 {
+		return Invoice{}, fmt.Errorf("there is no invoice %q; ids run from INV-2026-001 to INV-2026-%03d", id, len(invoices))
+	}
+	return invoices[i], nil
+}
+
+// prompt answers prompts/get of review_invoice: the invoice, embedded as
+// the resource invoices://{id}, and the request.
+func prompt(in io.Reader, out io.Writer) error {
+	var req struct {
+		Name      string            `json:"name"`
+		Arguments map[string]string `json:"arguments"`
+	}
+	if err := json.NewDecoder(in).Decode(&req); err != nil {
+		return fmt.Errorf("the prompt request is not JSON: %v", err)
+	}
+	invoices, err := loadInvoices()
+	if err != nil {
+		return err
+	}
+	inv, err := find(invoices, req.Arguments["id"])
+	if err != nil {
+		return err
+	}
+	text, err := json.Marshal(inv)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(out).Encode(map[string]any{
+		"description": "Review of invoice " + inv.ID,
+		"messages": []any{
+			map[string]any{"role": "user", "content": map[string]any{"type": "resource", "resource": map[string]string{
+				"uri": "invoices://" + inv.ID, "mimeType": "application/json", "text": string(text)}}},
+			map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": fmt.Sprintf(
+				"Review invoice %s above: is the amount plausible for %s, and what should happen next given its status (%s)?", inv.ID, inv.Customer, inv.Status)}},
+		},
+	})
 }
 
 func loadInvoices() ([]Invoice, error) {

@@ -239,3 +239,28 @@ func TestRead(t *testing.T) {
 		t.Errorf("an unknown id: %v", err)
 	}
 }
+
+func TestPrompt(t *testing.T) {
+	var out bytes.Buffer
+	if err := prompt(strings.NewReader(`{"name":"review_invoice","arguments":{"id":"INV-2026-007"}}`), &out); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Messages []struct {
+			Role    string         `json:"role"`
+			Content map[string]any `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil || len(got.Messages) != 2 {
+		t.Fatalf("prompt = %s (%v)", out.String(), err)
+	}
+	if r := got.Messages[0].Content; r["type"] != "resource" || r["resource"].(map[string]any)["uri"] != "invoices://INV-2026-007" {
+		t.Errorf("first message = %v; want the invoice embedded", r)
+	}
+	if text := got.Messages[1].Content["text"].(string); !strings.Contains(text, "Stark Industries") || !strings.Contains(text, "unpaid") {
+		t.Errorf("second message = %q", text)
+	}
+	if err := prompt(strings.NewReader(`{"name":"review_invoice","arguments":{"id":"x"}}`), &out); err == nil || !strings.Contains(err.Error(), `there is no invoice "x"`) {
+		t.Errorf("an unknown id: %v", err)
+	}
+}
