@@ -18,11 +18,11 @@ var fields = map[string][]string{
 	"annotations":          {"title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"},
 	"limits":               {"timeout", "memory", "output"},
 	"resource":             {"uri", "name", "title", "description", "mimeType", "size", "annotations", "icons", "text", "blob"},
-	"resource template":    {"uriTemplate", "name", "title", "description", "mimeType", "annotations", "icons"},
+	"resource template":    {"uriTemplate", "name", "title", "description", "mimeType", "annotations", "icons", "completions"},
 	"resource annotations": {"audience", "priority", "lastModified"},
 	"icon":                 {"src", "mimeType", "sizes", "theme"},
 	"prompt":               {"name", "title", "description", "arguments", "icons", "messages"},
-	"prompt argument":      {"name", "title", "description", "required"},
+	"prompt argument":      {"name", "title", "description", "required", "completions"},
 	"prompt message":       {"role", "content"},
 	"prompt content":       {"type", "text"},
 }
@@ -56,8 +56,8 @@ func checkKeys(data []byte) error {
 			}
 		}
 	}
-	for kind, field := range map[string]string{"resource": "resources", "resource template": "resourceTemplates"} {
-		if err := checkResourceKeys(kind, field, top[field]); err != nil {
+	for _, list := range [...]struct{ kind, field string }{{"resource", "resources"}, {"resource template", "resourceTemplates"}} {
+		if err := checkResourceKeys(list.kind, list.field, top[list.field]); err != nil {
 			return err
 		}
 	}

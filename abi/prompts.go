@@ -45,6 +45,9 @@ type PromptArgument struct {
 	Title       string `json:"title,omitempty"`
 	Description string `json:"description,omitempty"`
 	Required    bool   `json:"required,omitempty"`
+	// Completions are the values completion/complete offers for the
+	// argument.
+	Completions []string `json:"completions,omitempty"`
 }
 
 // PromptMessage is one message of a template: a role and a text, in which
@@ -117,6 +120,9 @@ func (p *Prompt) check() error {
 		if err := checkLength("title", a.Title, MaxText); err != nil {
 			return fmt.Errorf("argument %q: %w", a.Name, err)
 		}
+		if err := checkCompletions(a.Completions); err != nil {
+			return fmt.Errorf("argument %q: %w", a.Name, err)
+		}
 	}
 	if len(p.Messages) > MaxMessages {
 		return fmt.Errorf("%d messages, over the limit of %d", len(p.Messages), MaxMessages)
@@ -140,4 +146,37 @@ func (p *Prompt) check() error {
 		return fmt.Errorf("the messages' texts are %d bytes, over the %d-byte limit of static contents: serve larger prompts from the module", size, MaxStatic)
 	}
 	return nil
+}
+
+// MaxCompletions bounds the values declared for one argument or variable.
+const MaxCompletions = 1000
+
+func checkCompletions(values []string) error {
+	if len(values) > MaxCompletions {
+		return fmt.Errorf(`"completions" lists %d values, over the limit of %d`, len(values), MaxCompletions)
+	}
+	for _, v := range values {
+		if err := checkLength("completions", v, MaxText); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DeclaresCompletions says whether the manifest declares values for
+// completion/complete.
+func (m *Manifest) DeclaresCompletions() bool {
+	for _, p := range m.Prompts {
+		for _, a := range p.Arguments {
+			if len(a.Completions) > 0 {
+				return true
+			}
+		}
+	}
+	for _, t := range m.ResourceTemplates {
+		if len(t.Completions) > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -66,3 +66,35 @@ func TestParseManifestRefusesPrompts(t *testing.T) {
 		})
 	}
 }
+
+func TestParseManifestCompletions(t *testing.T) {
+	m, err := ParseManifest([]byte(`{"abi":1,"prompts":[{"name":"p","arguments":[{"name":"city","completions":["paris","park"]}]}],
+		"resourceTemplates":[{"uriTemplate":"a://{id}/{part}","name":"t","completions":{"id":["1","2"]}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.DeclaresCompletions() || len(m.Prompts[0].Arguments[0].Completions) != 2 || len(m.ResourceTemplates[0].Completions["id"]) != 2 {
+		t.Errorf("manifest = %+v", m)
+	}
+	if m, err := ParseManifest([]byte(withPrompts(`{"name":"p","arguments":[{"name":"x"}]}`))); err != nil || m.DeclaresCompletions() {
+		t.Errorf("a manifest without completions: %v, declares them: %v", err, err == nil && m.DeclaresCompletions())
+	}
+	values := func(n int) string {
+		vs := make([]string, n)
+		for i := range vs {
+			vs[i] = fmt.Sprintf("%q", fmt.Sprint(i))
+		}
+		return strings.Join(vs, ",")
+	}
+	for input, want := range map[string]string{
+		withPrompts(`{"name":"p","arguments":[{"name":"x","completions":[` + values(MaxCompletions+1) + `]}]}`):                         "1001 values, over the limit of 1000",
+		withPrompts(`{"name":"p","arguments":[{"name":"x","completions":["` + strings.Repeat("v", MaxText+1) + `"]}]}`):                 `"completions" is 257 bytes`,
+		withPrompts(`{"name":"p","arguments":[{"name":"x","completions":["a\nb"]}]}`):                                                   "without control characters",
+		`{"abi":1,"resourceTemplates":[{"uriTemplate":"a://{id}","name":"t","completions":{"other":["1"]}}]}`:                           `names "other", which is not a variable`,
+		`{"abi":1,"resourceTemplates":[{"uriTemplate":"a://{id}","name":"t","completions":{"id":[` + values(MaxCompletions+1) + `]}}]}`: `variable "id": "completions" lists 1001 values`,
+	} {
+		if _, err := ParseManifest([]byte(input)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("got %v; want an error containing %q", err, want)
+		}
+	}
+}

@@ -3,8 +3,10 @@ package abi
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"mime"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -71,6 +73,8 @@ type ResourceTemplate struct {
 	MIMEType    string               `json:"mimeType,omitempty"`
 	Annotations *ResourceAnnotations `json:"annotations,omitempty"`
 	Icons       []Icon               `json:"icons,omitempty"`
+	// Completions are the values completion/complete offers, by variable.
+	Completions map[string][]string `json:"completions,omitempty"`
 }
 
 // ResourceAnnotations are MCP's annotations of a resource: advice to
@@ -157,6 +161,14 @@ func (t *ResourceTemplate) check() error {
 	literal, _, _ := strings.Cut(t.URITemplate, "{")
 	if scheme, _, ok := strings.Cut(literal, ":"); !ok || !validScheme(scheme) {
 		return errors.New(`"uriTemplate" must start with a URI scheme ("invoices://{id}"), before any variable`)
+	}
+	for _, name := range slices.Sorted(maps.Keys(t.Completions)) {
+		if !slices.Contains(tmpl.Varnames(), name) {
+			return fmt.Errorf(`"completions" names %q, which is not a variable of the template`, name)
+		}
+		if err := checkCompletions(t.Completions[name]); err != nil {
+			return fmt.Errorf("variable %q: %w", name, err)
+		}
 	}
 	return checkDescriptive(t.Name, t.Title, t.MIMEType, t.Annotations, t.Icons)
 }

@@ -76,3 +76,38 @@ func TestInvoicePrompts(t *testing.T) {
 		}
 	})
 }
+
+// TestInvoiceCompletions completes the invoice ids of the search_invoices
+// example's prompt argument and template variable, from its manifest.
+func TestInvoiceCompletions(t *testing.T) {
+	forEachClient(t, func(t *testing.T, cs *mcp.ClientSession) {
+		if cs.InitializeResult().Capabilities.Completions == nil {
+			t.Fatal("the completions capability is not declared")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		complete := func(ref *mcp.CompleteReference, arg, value string) *mcp.CompletionResultDetails {
+			t.Helper()
+			res, err := cs.Complete(ctx, &mcp.CompleteParams{Ref: ref, Argument: mcp.CompleteParamsArgument{Name: arg, Value: value}})
+			if err != nil {
+				t.Fatalf("completing %s %q: %v", arg, value, err)
+			}
+			return &res.Completion
+		}
+		prompt := &mcp.CompleteReference{Type: "ref/prompt", Name: "chase_invoice"}
+		if got := complete(prompt, "id", "inv-2026-01"); strings.Join(got.Values, " ") != "INV-2026-010 INV-2026-011 INV-2026-012 INV-2026-013 INV-2026-014 INV-2026-015 INV-2026-016 INV-2026-017 INV-2026-018 INV-2026-019" || got.Total != 10 || got.HasMore {
+			t.Errorf("chase_invoice id inv-2026-01 = %+v", got)
+		}
+		if got := complete(prompt, "tone", "f"); strings.Join(got.Values, " ") != "friendly firm" {
+			t.Errorf("chase_invoice tone f = %+v", got)
+		}
+		if got := complete(&mcp.CompleteReference{Type: "ref/resource", URI: "invoices://{id}"}, "id", "INV-2026-02"); strings.Join(got.Values, " ") != "INV-2026-020" {
+			t.Errorf("invoices://{id} id INV-2026-02 = %+v", got)
+		}
+		_, err := cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "nope"}, Argument: mcp.CompleteParamsArgument{Name: "id"}})
+		var rpc *jsonrpc.Error
+		if !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInvalidParams {
+			t.Errorf("completing for an unknown prompt: %v; want -32602", err)
+		}
+	})
+}

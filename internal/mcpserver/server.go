@@ -84,9 +84,19 @@ func New(reg *registry.Registry, calls Caller, opts Options) *Server {
 	}
 	budget = max(budget, MaxMessageSize)
 	s := &Server{log: log, budget: semaphore.NewWeighted(budget), budgetSize: budget}
+	// The SDK declares the completions capability when, and only when, a
+	// completion handler is set, and fixes both when the server is made.
+	// So the tool directory at start decides (design.md, "Resources and
+	// prompts").
+	var handler func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error)
+	completions := declaresCompletions(reg.Current())
+	if completions {
+		handler = completer{reg}.complete
+	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: Name, Title: "wasmcp", Version: opts.Version}, &mcp.ServerOptions{
-		Instructions: instructions,
-		Logger:       sdkLogger(log),
+		Instructions:      instructions,
+		CompletionHandler: handler,
+		Logger:            sdkLogger(log),
 		// Logging carries tools' log calls. The SDK answers prompts/list and
 		// resources/list whatever is declared (with empty lists when no
 		// module declares any), and 2026-07-28 requires a method that is
@@ -99,7 +109,12 @@ func New(reg *registry.Registry, calls Caller, opts Options) *Server {
 		},
 	})
 	s.sync(calls, nil, reg.Current())
-	reg.OnChange(func(c registry.Change) { s.sync(calls, c.Old, c.New) })
+	reg.OnChange(func(c registry.Change) {
+		s.sync(calls, c.Old, c.New)
+		if !completions && declaresCompletions(c.New) && !declaresCompletions(c.Old) {
+			log.Warn("completions declared after start are not served: the completions capability is fixed when the server starts; restart it to serve them")
+		}
+	})
 	return s
 }
 

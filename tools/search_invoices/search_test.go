@@ -264,3 +264,20 @@ func TestPrompt(t *testing.T) {
 		t.Errorf("an unknown id: %v", err)
 	}
 }
+
+// TestCompletionsAreTheInvoiceIDs checks that the ids the manifest offers
+// for completion are those of the data, sorted.
+func TestCompletionsAreTheInvoiceIDs(t *testing.T) {
+	var ids []string
+	for _, inv := range mustLoad(t) {
+		ids = append(ids, inv.ID)
+	}
+	slices.Sort(ids)
+	m := tooltest.Manifest(t, "search_invoices", abi.OutputJSON)
+	if got := m.ResourceTemplates[0].Completions["id"]; !slices.Equal(got, ids) {
+		t.Errorf("the template's completions = %v; want %v", got, ids)
+	}
+	if got := m.Prompts[0].Arguments[0].Completions; !slices.Equal(got, ids) {
+		t.Errorf("chase_invoice's completions = %v; want %v", got, ids)
+	}
+}
