@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -166,5 +167,54 @@ func TestResourcesReload(t *testing.T) {
 	check("removing the first module", "a://one", "b://two")
 	if c := read(t, watchers[1].cs, "a://one"); c.Text != "served by b" {
 		t.Errorf("a://one = %+v; want b's once a is gone", c)
+	}
+}
+
+// TestHostileReads reads resources and gets prompts from modules that
+// flood, spin, trap and exhaust their memory: each is an error for the
+// request that names the cause, bounded by the module's limits, and the
+// server goes on serving.
+func TestHostileReads(t *testing.T) {
+	dir := t.TempDir()
+	causes := map[string]string{
+		"spam":    "more than 64 KiB",
+		"loop":    "longer than its 500ms time limit",
+		"trap":    "integer divide by zero",
+		"grow":    "memory",
+		"recurse": "call stack",
+	}
+	for name := range causes {
+		wattest.Write(t, dir, name, name)
+		manifest := fmt.Sprintf(`{"abi":1,"resources":[{"uri":"hostile://%s","name":%q}],"prompts":[{"name":%q}],
+			"limits":{"timeout":"500ms","memory":"16MiB","output":"64KiB"}}`, name, name, name)
+		if err := os.WriteFile(filepath.Join(dir, name+".manifest.json"), []byte(manifest), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wattest.Write(t, dir, "trap", "static")
+	if err := os.WriteFile(filepath.Join(dir, "static.manifest.json"), []byte(`{"abi":1,"resources":[{"uri":"still://here","name":"n","text":"still here"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startHTTPIn(t, dir)
+	for _, v := range versions {
+		t.Run(v, func(t *testing.T) {
+			cs := connectHTTP(t, s, v)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			for name, cause := range causes {
+				_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "hostile://" + name})
+				var rpc *jsonrpc.Error
+				if !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInternalError || !strings.Contains(rpc.Message, "reading hostile://"+name+" failed: module "+name) || !strings.Contains(rpc.Message, cause) {
+					t.Errorf("reading hostile://%s: %v; want -32603 saying %q", name, err, cause)
+				}
+				_, err = cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name})
+				if !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInternalError || !strings.Contains(rpc.Message, cause) {
+					t.Errorf("getting prompt %s: %v; want -32603 saying %q", name, err, cause)
+				}
+			}
+			if c := read(t, cs, "still://here"); c.Text != "still here" {
+				t.Errorf("after the hostile reads: %+v", c)
+			}
+		})
 	}
 }
