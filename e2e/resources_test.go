@@ -51,6 +51,11 @@ func TestInvoiceResources(t *testing.T) {
 		if about.MIMEType != "text/plain" || !strings.Contains(about.Text, "made-up sample of 20 invoices") {
 			t.Errorf("invoices://about = %+v", about)
 		}
+		for _, r := range list.Resources {
+			if r.URI == "invoices://about" && r.Size != int64(len(about.Text)) {
+				t.Errorf("invoices://about is listed with size %d; its contents are %d bytes", r.Size, len(about.Text))
+			}
+		}
 		var all []map[string]any
 		if c := read(t, cs, "invoices://all"); json.Unmarshal([]byte(c.Text), &all) != nil || len(all) != 20 || c.MIMEType != "application/json" {
 			t.Errorf("invoices://all = %+v", c)

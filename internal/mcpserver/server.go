@@ -217,14 +217,24 @@ func Tool(s abi.Tool) *mcp.Tool {
 }
 
 // Resource converts a manifest's resource to the SDK's description of it.
+// A resource whose contents are in the manifest has their size, unless the
+// manifest says otherwise.
 func Resource(r abi.Resource) *mcp.Resource {
+	size := r.Size
+	switch {
+	case size != 0:
+	case r.Text != nil:
+		size = int64(len(*r.Text))
+	default:
+		size = int64(len(r.Blob))
+	}
 	return &mcp.Resource{
 		URI:         r.URI,
 		Name:        r.Name,
 		Title:       r.Title,
 		Description: r.Description,
 		MIMEType:    r.MIMEType,
-		Size:        r.Size,
+		Size:        size,
 		Annotations: annotations(r.Annotations),
 		Icons:       icons(r.Icons),
 	}
