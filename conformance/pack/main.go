@@ -19,9 +19,7 @@ import (
 	"image"
 	"image/color"
 	"image/png"
-	"io"
 	"math"
-	"os"
 	"time"
 
 	guest "github.com/wasmcp/wasmcp/sdk-guest/go"
@@ -31,69 +29,46 @@ import (
 type none struct{}
 
 func main() {
-	if len(os.Args) == 2 {
-		entries := map[string]func(io.Reader, io.Writer) error{"resources/read": readResource, "prompts/get": getPrompt}
-		if entry, ok := entries[os.Args[1]]; ok {
-			if err := entry(os.Stdin, os.Stdout); err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				os.Exit(1)
-			}
-			return
-		}
-	}
-	guest.Main(tools()...)
+	guest.Main(append(tools(), guest.Resources(readResource), guest.Prompts(getPrompt))...)
 }
 
 // getPrompt answers prompts/get of the suite's prompts with an embedded
 // resource and with an image; the other two are templates in the manifest.
-func getPrompt(in io.Reader, out io.Writer) error {
-	var req struct {
-		Name      string            `json:"name"`
-		Arguments map[string]string `json:"arguments"`
-	}
-	if err := json.NewDecoder(in).Decode(&req); err != nil {
-		return fmt.Errorf("the prompt request is not JSON: %v", err)
-	}
-	text := func(s string) map[string]any {
-		return map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": s}}
-	}
-	var first map[string]any
+func getPrompt(req guest.PromptRequest) (*guest.PromptResult, error) {
+	var first guest.Content
 	var then string
 	switch req.Name {
 	case "test_prompt_with_embedded_resource":
-		first = map[string]any{"type": "resource", "resource": map[string]any{
-			"uri": req.Arguments["resourceUri"], "mimeType": "text/plain", "text": "Embedded resource content for testing."}}
+		raw, err := json.Marshal(map[string]any{"type": "resource", "resource": map[string]any{
+			"uri": req.Arguments["resourceUri"], "mimeType": "text/plain", "text": "Embedded resource content for testing."}})
+		if err != nil {
+			return nil, err
+		}
+		first = guest.Content{Raw: raw}
 		then = "Please process the embedded resource above."
 	case "test_prompt_with_image":
 		img, err := redPixelPNG()
 		if err != nil {
-			return err
+			return nil, err
 		}
-		first = map[string]any{"type": "image", "data": img, "mimeType": "image/png"}
+		first = guest.ImageContent(img, "image/png")
 		then = "Please analyze the image above."
 	default:
-		return fmt.Errorf("this module gets no prompt %q", req.Name)
+		return nil, fmt.Errorf("this module gets no prompt %q", req.Name)
 	}
-	return json.NewEncoder(out).Encode(map[string]any{"messages": []any{map[string]any{"role": "user", "content": first}, text(then)}})
+	return &guest.PromptResult{Messages: []guest.PromptMessage{{Role: "user", Content: first}, {Role: "user", Content: guest.TextContent(then)}}}, nil
 }
 
 // readResource answers resources/read of the suite's resource template,
 // test://template/{id}/data; the static resources are served from the
 // manifest.
-func readResource(in io.Reader, out io.Writer) error {
-	var req struct {
-		URI       string            `json:"uri"`
-		Arguments map[string]string `json:"arguments"`
-	}
-	if err := json.NewDecoder(in).Decode(&req); err != nil {
-		return fmt.Errorf("the read request is not JSON: %v", err)
-	}
+func readResource(req guest.ReadRequest) (*guest.ReadResult, error) {
 	id := req.Arguments["id"]
 	data, err := json.Marshal(map[string]any{"id": id, "templateTest": true, "data": "Data for ID: " + id})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return json.NewEncoder(out).Encode(map[string]any{"contents": []map[string]string{{"uri": req.URI, "mimeType": "application/json", "text": string(data)}}})
+	return &guest.ReadResult{Contents: []guest.Contents{{URI: req.URI, MIMEType: "application/json", Text: string(data)}}}, nil
 }
 
 // tools lists every tool the module implements; the manifest declares the

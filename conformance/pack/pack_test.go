@@ -5,13 +5,13 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"image/png"
-	"io"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/wasmcp/wasmcp/abi"
+	guest "github.com/wasmcp/wasmcp/sdk-guest/go"
 )
 
 // TestManifest checks that the manifest loads as the server loads it and
@@ -56,31 +56,26 @@ func TestResources(t *testing.T) {
 	if i < 0 || !bytes.Equal(m.Resources[i].Blob, img) {
 		t.Errorf("test://static-binary is not the red pixel (%s)", base64.StdEncoding.EncodeToString(img))
 	}
-	var out bytes.Buffer
-	if err := readResource(strings.NewReader(`{"uri":"test://template/123/data","arguments":{"id":"123"}}`), &out); err != nil {
+	res, err := readResource(guest.ReadRequest{URI: "test://template/123/data", Arguments: map[string]string{"id": "123"}})
+	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"contents":[{"mimeType":"application/json","text":"{\"data\":\"Data for ID: 123\",\"id\":\"123\",\"templateTest\":true}","uri":"test://template/123/data"}]}` + "\n"
-	if out.String() != want {
-		t.Errorf("read = %s; want %s", out.String(), want)
+	if c := res.Contents[0]; c.URI != "test://template/123/data" || c.MIMEType != "application/json" || c.Text != `{"data":"Data for ID: 123","id":"123","templateTest":true}` {
+		t.Errorf("read = %+v", c)
 	}
 }
 
 // TestPrompts checks the prompts the module gets.
 func TestPrompts(t *testing.T) {
-	for name, want := range map[string]string{
-		"test_prompt_with_embedded_resource": `"resource":{"mimeType":"text/plain","text":"Embedded resource content for testing.","uri":"test://example-resource"}`,
-		"test_prompt_with_image":             `{"data":"iVBORw0KGgo`,
-	} {
-		var out bytes.Buffer
-		if err := getPrompt(strings.NewReader(`{"name":"`+name+`","arguments":{"resourceUri":"test://example-resource"}}`), &out); err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("%s = %s; want it to contain %s", name, out.String(), want)
-		}
+	res, err := getPrompt(guest.PromptRequest{Name: "test_prompt_with_embedded_resource", Arguments: map[string]string{"resourceUri": "test://example-resource"}})
+	if want := `"resource":{"mimeType":"text/plain","text":"Embedded resource content for testing.","uri":"test://example-resource"}`; err != nil || !strings.Contains(string(res.Messages[0].Content.Raw), want) {
+		t.Errorf("test_prompt_with_embedded_resource = %+v, %v; want %s", res, err, want)
 	}
-	if err := getPrompt(strings.NewReader(`{"name":"test_simple_prompt"}`), io.Discard); err == nil {
+	res, err = getPrompt(guest.PromptRequest{Name: "test_prompt_with_image"})
+	if err != nil || res.Messages[0].Content.Type != "image" || res.Messages[0].Content.MIMEType != "image/png" || res.Messages[1].Content.Text != "Please analyze the image above." {
+		t.Errorf("test_prompt_with_image = %+v, %v", res, err)
+	}
+	if _, err := getPrompt(guest.PromptRequest{Name: "test_simple_prompt"}); err == nil {
 		t.Error("the module got a prompt its manifest serves")
 	}
 }

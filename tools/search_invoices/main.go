@@ -7,16 +7,15 @@
 // the template invoices://{id}, each invoice, which the module reads when
 // it is started as resources/read (docs/abi.md, "Reading a resource"); and
 // the prompt review_invoice, which it gets when started as prompts/get,
-// with the invoice embedded.
+// with the invoice embedded: guest.Resources and guest.Prompts make the
+// two entry points.
 package main
 
 import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -54,58 +53,42 @@ var statuses = []string{"paid", "unpaid", "void"}
 const dateLayout = "2006-01-02"
 
 func main() {
-	if len(os.Args) == 2 {
-		entries := map[string]func(io.Reader, io.Writer) error{"resources/read": read, "prompts/get": prompt}
-		if entry, ok := entries[os.Args[1]]; ok {
-			if err := entry(os.Stdin, os.Stdout); err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				os.Exit(1)
+	guest.Main(
+		guest.JSON("search_invoices", func(in args) (result, error) {
+			invoices, err := loadInvoices()
+			if err != nil {
+				return result{}, err
 			}
-			return
-		}
-	}
-	guest.Main(guest.JSON("search_invoices", func(in args) (result, error) {
-		invoices, err := loadInvoices()
-		if err != nil {
-			return result{}, err
-		}
-		res, err := search(invoices, in)
-		if err == nil {
-			// Tells a watching client how selective the query was.
-			guest.Logf(guest.Info, "%d of %d invoices match", res.Count, len(invoices))
-		}
-		return res, err
-	}))
-}
-
-// readRequest is what the host writes on stdin for resources/read.
-type readRequest struct {
-	URI       string            `json:"uri"`
-	Arguments map[string]string `json:"arguments"`
+			res, err := search(invoices, in)
+			if err == nil {
+				// Tells a watching client how selective the query was.
+				guest.Logf(guest.Info, "%d of %d invoices match", res.Count, len(invoices))
+			}
+			return res, err
+		}),
+		guest.Resources(read),
+		guest.Prompts(prompt),
+	)
 }
 
 // read answers one resources/read: all the invoices, or the one the
 // template's id names.
-func read(in io.Reader, out io.Writer) error {
-	var req readRequest
-	if err := json.NewDecoder(in).Decode(&req); err != nil {
-		return fmt.Errorf("the read request is not JSON: %v", err)
-	}
+func read(req guest.ReadRequest) (*guest.ReadResult, error) {
 	invoices, err := loadInvoices()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var data any = invoices
 	if req.URI != "invoices://all" {
 		if data, err = find(invoices, req.Arguments["id"]); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	text, err := json.Marshal(data)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return json.NewEncoder(out).Encode(map[string]any{"contents": []map[string]string{{"uri": req.URI, "mimeType": "application/json", "text": string(text)}}})
+	return &guest.ReadResult{Contents: []guest.Contents{{URI: req.URI, MIMEType: "application/json", Text: string(text)}}}, nil
 }
 
 func find(invoices []Invoice, id string) (Invoice, error) {
@@ -118,35 +101,32 @@ func find(invoices []Invoice, id string) (Invoice, error) {
 
 // prompt answers prompts/get of review_invoice: the invoice, embedded as
 // the resource invoices://{id}, and the request.
-func prompt(in io.Reader, out io.Writer) error {
-	var req struct {
-		Name      string            `json:"name"`
-		Arguments map[string]string `json:"arguments"`
-	}
-	if err := json.NewDecoder(in).Decode(&req); err != nil {
-		return fmt.Errorf("the prompt request is not JSON: %v", err)
-	}
+func prompt(req guest.PromptRequest) (*guest.PromptResult, error) {
 	invoices, err := loadInvoices()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	inv, err := find(invoices, req.Arguments["id"])
 	if err != nil {
-		return err
+		return nil, err
 	}
 	text, err := json.Marshal(inv)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return json.NewEncoder(out).Encode(map[string]any{
-		"description": "Review of invoice " + inv.ID,
-		"messages": []any{
-			map[string]any{"role": "user", "content": map[string]any{"type": "resource", "resource": map[string]string{
-				"uri": "invoices://" + inv.ID, "mimeType": "application/json", "text": string(text)}}},
-			map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": fmt.Sprintf(
-				"Review invoice %s above: is the amount plausible for %s, and what should happen next given its status (%s)?", inv.ID, inv.Customer, inv.Status)}},
+	embedded, err := json.Marshal(map[string]any{"type": "resource", "resource": map[string]string{
+		"uri": "invoices://" + inv.ID, "mimeType": "application/json", "text": string(text)}})
+	if err != nil {
+		return nil, err
+	}
+	return &guest.PromptResult{
+		Description: "Review of invoice " + inv.ID,
+		Messages: []guest.PromptMessage{
+			{Role: "user", Content: guest.Content{Raw: embedded}},
+			{Role: "user", Content: guest.TextContent(fmt.Sprintf(
+				"Review invoice %s above: is the amount plausible for %s, and what should happen next given its status (%s)?", inv.ID, inv.Customer, inv.Status))},
 		},
-	})
+	}, nil
 }
 
 func loadInvoices() ([]Invoice, error) {

@@ -11,6 +11,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/internal/tooltest"
+	guest "github.com/wasmcp/wasmcp/sdk-guest/go"
 )
 
 func mustLoad(t *testing.T) []Invoice {
@@ -214,53 +215,37 @@ func validate(t *testing.T, s *jsonschema.Schema, instance []byte) {
 }
 
 func TestRead(t *testing.T) {
-	readOne := func(req string) (map[string]any, error) {
-		var out bytes.Buffer
-		if err := read(strings.NewReader(req), &out); err != nil {
-			return nil, err
-		}
-		var answer map[string]any
-		if err := json.Unmarshal(out.Bytes(), &answer); err != nil {
-			t.Fatalf("the answer is not JSON: %v", err)
-		}
-		return answer["contents"].([]any)[0].(map[string]any), nil
-	}
-	c, err := readOne(`{"uri":"invoices://all","arguments":{}}`)
+	res, err := read(guest.ReadRequest{URI: "invoices://all"})
 	var all []Invoice
-	if err != nil || c["uri"] != "invoices://all" || json.Unmarshal([]byte(c["text"].(string)), &all) != nil || len(all) != 20 {
-		t.Errorf("invoices://all: %v, %v", c, err)
+	if err != nil || res.Contents[0].URI != "invoices://all" || json.Unmarshal([]byte(res.Contents[0].Text), &all) != nil || len(all) != 20 {
+		t.Errorf("invoices://all: %+v, %v", res, err)
 	}
-	c, err = readOne(`{"uri":"invoices://INV-2026-003","arguments":{"id":"INV-2026-003"}}`)
+	res, err = read(guest.ReadRequest{URI: "invoices://INV-2026-003", Arguments: map[string]string{"id": "INV-2026-003"}})
 	var one Invoice
-	if err != nil || json.Unmarshal([]byte(c["text"].(string)), &one) != nil || one.Customer != "Initech" || one.Status != "void" {
-		t.Errorf("invoices://INV-2026-003: %v, %v", c, err)
+	if err != nil || json.Unmarshal([]byte(res.Contents[0].Text), &one) != nil || one.Customer != "Initech" || one.Status != "void" {
+		t.Errorf("invoices://INV-2026-003: %+v, %v", res, err)
 	}
-	if _, err := readOne(`{"uri":"invoices://nope","arguments":{"id":"nope"}}`); err == nil || !strings.Contains(err.Error(), `there is no invoice "nope"`) {
+	if _, err := read(guest.ReadRequest{URI: "invoices://nope", Arguments: map[string]string{"id": "nope"}}); err == nil || !strings.Contains(err.Error(), `there is no invoice "nope"`) {
 		t.Errorf("an unknown id: %v", err)
 	}
 }
 
 func TestPrompt(t *testing.T) {
-	var out bytes.Buffer
-	if err := prompt(strings.NewReader(`{"name":"review_invoice","arguments":{"id":"INV-2026-007"}}`), &out); err != nil {
-		t.Fatal(err)
+	res, err := prompt(guest.PromptRequest{Name: "review_invoice", Arguments: map[string]string{"id": "INV-2026-007"}})
+	if err != nil || len(res.Messages) != 2 {
+		t.Fatalf("prompt = %+v, %v", res, err)
 	}
-	var got struct {
-		Messages []struct {
-			Role    string         `json:"role"`
-			Content map[string]any `json:"content"`
-		} `json:"messages"`
+	var embedded struct {
+		Type     string            `json:"type"`
+		Resource map[string]string `json:"resource"`
 	}
-	if err := json.Unmarshal(out.Bytes(), &got); err != nil || len(got.Messages) != 2 {
-		t.Fatalf("prompt = %s (%v)", out.String(), err)
+	if json.Unmarshal(res.Messages[0].Content.Raw, &embedded) != nil || embedded.Type != "resource" || embedded.Resource["uri"] != "invoices://INV-2026-007" {
+		t.Errorf("first message = %s; want the invoice embedded", res.Messages[0].Content.Raw)
 	}
-	if r := got.Messages[0].Content; r["type"] != "resource" || r["resource"].(map[string]any)["uri"] != "invoices://INV-2026-007" {
-		t.Errorf("first message = %v; want the invoice embedded", r)
-	}
-	if text := got.Messages[1].Content["text"].(string); !strings.Contains(text, "Stark Industries") || !strings.Contains(text, "unpaid") {
+	if text := res.Messages[1].Content.Text; !strings.Contains(text, "Stark Industries") || !strings.Contains(text, "unpaid") {
 		t.Errorf("second message = %q", text)
 	}
-	if err := prompt(strings.NewReader(`{"name":"review_invoice","arguments":{"id":"x"}}`), &out); err == nil || !strings.Contains(err.Error(), `there is no invoice "x"`) {
+	if _, err := prompt(guest.PromptRequest{Name: "review_invoice", Arguments: map[string]string{"id": "x"}}); err == nil || !strings.Contains(err.Error(), `there is no invoice "x"`) {
 		t.Errorf("an unknown id: %v", err)
 	}
 }
