@@ -18,7 +18,10 @@ type ReadRequest struct {
 	// contents, or one of its templates matched.
 	URI string `json:"uri"`
 	// Arguments are the template's variables, as the URI gave them; empty
-	// for a declared resource.
+	// for a declared resource. (An exploded variable with several values,
+	// such as {/path*}, arrives as a JSON list, which this map cannot
+	// hold: the read then fails to decode. Declare such variables
+	// unexploded.)
 	Arguments map[string]string `json:"arguments"`
 }
 
