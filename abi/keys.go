@@ -10,13 +10,21 @@ import (
 // object stands. Schemas are not listed: their keywords are the JSON Schema
 // validator's business.
 var fields = map[string][]string{
-	"manifest":    {"abi", "tools", "limits", "permissions", "start"},
-	"permissions": {"env", "dirs", "http", "secrets"},
-	"dir":         {"guest", "write"},
-	"http":        {"host", "methods"},
-	"tool":        {"name", "title", "description", "inputSchema", "outputSchema", "annotations", "output"},
-	"annotations": {"title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"},
-	"limits":      {"timeout", "memory", "output"},
+	"manifest":             {"abi", "tools", "resources", "resourceTemplates", "prompts", "limits", "permissions", "start"},
+	"permissions":          {"env", "dirs", "http", "secrets"},
+	"dir":                  {"guest", "write"},
+	"http":                 {"host", "methods"},
+	"tool":                 {"name", "title", "description", "inputSchema", "outputSchema", "annotations", "output"},
+	"annotations":          {"title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"},
+	"limits":               {"timeout", "memory", "output"},
+	"resource":             {"uri", "name", "title", "description", "mimeType", "size", "annotations", "icons", "text", "blob"},
+	"resource template":    {"uriTemplate", "name", "title", "description", "mimeType", "annotations", "icons", "completions"},
+	"resource annotations": {"audience", "priority", "lastModified"},
+	"icon":                 {"src", "mimeType", "sizes", "theme"},
+	"prompt":               {"name", "title", "description", "arguments", "icons", "messages"},
+	"prompt argument":      {"name", "title", "description", "required", "completions"},
+	"prompt message":       {"role", "content"},
+	"prompt content":       {"type", "text"},
 }
 
 // checkKeys requires every member name of the manifest's own objects to be
@@ -48,6 +56,14 @@ func checkKeys(data []byte) error {
 			}
 		}
 	}
+	for _, list := range [...]struct{ kind, field string }{{"resource", "resources"}, {"resource template", "resourceTemplates"}} {
+		if err := checkResourceKeys(list.kind, list.field, top[list.field]); err != nil {
+			return err
+		}
+	}
+	if err := checkPromptKeys(top["prompts"]); err != nil {
+		return err
+	}
 	var tools []json.RawMessage
 	if json.Unmarshal(top["tools"], &tools) != nil {
 		return nil
@@ -60,6 +76,65 @@ func checkKeys(data []byte) error {
 		if raw, ok := tool["annotations"]; ok {
 			if _, err := members("annotations", raw); err != nil {
 				return fmt.Errorf("tool %d: %w", i, err)
+			}
+		}
+	}
+	return nil
+}
+
+// checkResourceKeys checks the member names of a list of resources or
+// resource templates, their annotations and their icons.
+func checkResourceKeys(kind, field string, raw json.RawMessage) error {
+	var items []json.RawMessage
+	if json.Unmarshal(raw, &items) != nil {
+		return nil
+	}
+	for i, raw := range items {
+		item, err := members(kind, raw)
+		if err != nil {
+			return fmt.Errorf("%s %d: %w", kind, i, err)
+		}
+		if _, err := members("resource annotations", item["annotations"]); err != nil {
+			return fmt.Errorf("%s %d: %w", kind, i, err)
+		}
+		var icons []json.RawMessage
+		if json.Unmarshal(item["icons"], &icons) != nil {
+			continue
+		}
+		for _, icon := range icons {
+			if _, err := members("icon", icon); err != nil {
+				return fmt.Errorf("%s %d: %w", kind, i, err)
+			}
+		}
+	}
+	return nil
+}
+
+// checkPromptKeys checks the member names of a list of prompts, their
+// arguments, icons and messages.
+func checkPromptKeys(raw json.RawMessage) error {
+	var prompts []json.RawMessage
+	if json.Unmarshal(raw, &prompts) != nil {
+		return nil
+	}
+	for i, raw := range prompts {
+		p, err := members("prompt", raw)
+		if err != nil {
+			return fmt.Errorf("prompt %d: %w", i, err)
+		}
+		for _, list := range [...]struct{ kind, field string }{{"prompt argument", "arguments"}, {"icon", "icons"}, {"prompt message", "messages"}} {
+			var items []json.RawMessage
+			if json.Unmarshal(p[list.field], &items) != nil {
+				continue
+			}
+			for _, item := range items {
+				m, err := members(list.kind, item)
+				if err == nil && list.kind == "prompt message" {
+					_, err = members("prompt content", m["content"])
+				}
+				if err != nil {
+					return fmt.Errorf("prompt %d: %w", i, err)
+				}
 			}
 		}
 	}

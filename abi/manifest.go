@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -89,8 +90,15 @@ const (
 type Manifest struct {
 	// ABI is the ABI version the module was written for.
 	ABI int `json:"abi"`
-	// Tools lists the tools the module implements; at least one.
-	Tools []Tool `json:"tools"`
+	// Tools lists the tools the module implements. A module declares at
+	// least one tool, resource, resource template or prompt.
+	Tools []Tool `json:"tools,omitempty"`
+	// Resources lists the resources the module serves.
+	Resources []Resource `json:"resources,omitempty"`
+	// ResourceTemplates lists the families of resources the module serves.
+	ResourceTemplates []ResourceTemplate `json:"resourceTemplates,omitempty"`
+	// Prompts lists the prompts the module serves.
+	Prompts []Prompt `json:"prompts,omitempty"`
 	// Limits are the module's own, tighter limits. The server clamps them to
 	// its ceilings.
 	Limits Limits `json:"limits,omitzero"`
@@ -175,8 +183,8 @@ func (m *Manifest) Check() error {
 		}
 		return fmt.Errorf("manifest asks for abi %d; this server implements abi %d", m.ABI, Version)
 	}
-	if len(m.Tools) == 0 {
-		return errors.New("manifest declares no tools")
+	if len(m.Tools)+len(m.Resources)+len(m.ResourceTemplates)+len(m.Prompts) == 0 {
+		return errors.New("manifest declares no tools, resources, resource templates or prompts")
 	}
 	if len(m.Tools) > MaxTools {
 		return fmt.Errorf("manifest declares %d tools, over the limit of %d", len(m.Tools), MaxTools)
@@ -191,6 +199,12 @@ func (m *Manifest) Check() error {
 			return fmt.Errorf("tool name %q is declared twice", t.Name)
 		}
 		seen[t.Name] = true
+	}
+	if err := m.checkResources(); err != nil {
+		return err
+	}
+	if err := m.checkPrompts(); err != nil {
+		return err
 	}
 	switch m.Start {
 	case "", StartCommand, StartReactor:
@@ -209,6 +223,9 @@ func (m *Manifest) Check() error {
 func (t *Tool) check() error {
 	if !toolName.MatchString(t.Name) {
 		return fmt.Errorf("name must match %s", toolName)
+	}
+	if slices.Contains(reserved, t.Name) {
+		return fmt.Errorf("name %q is reserved: a module is started with it to serve what is not a tool", t.Name)
 	}
 	if strings.TrimSpace(t.Description) == "" {
 		return errors.New(`"description" is required: it is what a model reads to choose the tool`)

@@ -650,6 +650,12 @@ func FuzzParseManifest(f *testing.F) {
 	f.Add([]byte(`{"abi":2,"tools":[]}`))
 	f.Add([]byte(`{"abi":1,"tools":[{"name":"t","description":"d","inputSchema":{"type":"object"}}]} x`))
 	f.Add([]byte(`[`))
+	f.Add([]byte(`{"abi":1,"resources":[{"uri":"a://b","name":"n","mimeType":"text/plain","size":3,"text":"abc",
+		"annotations":{"audience":["user"],"priority":0.5,"lastModified":"2026-01-12T15:00:58Z"},"icons":[{"src":"data:,x","sizes":["any"],"theme":"light"}]},
+		{"uri":"a://c","name":"m","blob":"AAEC"}],
+		"resourceTemplates":[{"uriTemplate":"a://{id}/{+rest}","name":"t","completions":{"id":["1","2"]}}]}`))
+	f.Add([]byte(`{"abi":1,"prompts":[{"name":"p","arguments":[{"name":"x","required":true,"completions":["a"]},{"name":"y"}],
+		"messages":[{"role":"user","content":{"type":"text","text":"{{x}} and {{y}}"}}]},{"name":"q"}]}`))
 
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := ParseManifest(data)
@@ -670,7 +676,8 @@ func FuzzParseManifest(f *testing.F) {
 		if err != nil {
 			t.Fatalf("re-parsing marshalled manifest: %v\ninput: %q\nmarshalled: %s", err, data, out)
 		}
-		if m2.ABI != m.ABI || m2.Limits != m.Limits || len(m2.Tools) != len(m.Tools) {
+		if m2.ABI != m.ABI || m2.Limits != m.Limits || len(m2.Tools) != len(m.Tools) ||
+			len(m2.Resources) != len(m.Resources) || len(m2.ResourceTemplates) != len(m.ResourceTemplates) || len(m2.Prompts) != len(m.Prompts) {
 			t.Fatalf("manifest changed in round trip:\n before: %+v\n after: %+v", m, m2)
 		}
 		for i := range m.Tools {

@@ -38,6 +38,10 @@ type ModuleStatus struct {
 	SHA256   string   `json:"sha256"`
 	Manifest string   `json:"manifest"`
 	Tools    []string `json:"tools"`
+	// Resources are the URIs and URI templates the manifest declares, and
+	// Prompts its prompts' names.
+	Resources []string `json:"resources,omitempty"`
+	Prompts   []string `json:"prompts,omitempty"`
 }
 
 // FileError is a file that did not load, and why.
@@ -54,6 +58,15 @@ func newStatus(cat *registry.Catalog, compiled map[string]error) Status {
 		ms := ModuleStatus{File: m.Path, SHA256: m.SHA256, Manifest: m.ManifestFrom, Tools: []string{}}
 		for _, t := range m.Manifest.Tools {
 			ms.Tools = append(ms.Tools, t.Name)
+		}
+		for _, r := range m.Manifest.Resources {
+			ms.Resources = append(ms.Resources, r.URI)
+		}
+		for _, t := range m.Manifest.ResourceTemplates {
+			ms.Resources = append(ms.Resources, t.URITemplate)
+		}
+		for _, p := range m.Manifest.Prompts {
+			ms.Prompts = append(ms.Prompts, p.Name)
 		}
 		out.Modules = append(out.Modules, ms)
 		if err := compiled[m.Path]; err != nil {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
+
+	"github.com/wasmcp/wasmcp/host"
 )
 
 func runList(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -42,6 +44,7 @@ func runList(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Module, t.Output, t.Limits.Timeout.String(), t.Limits.Memory, firstLine(t.Description))
 		}
 		tw.Flush()
+		listServed(stdout, out)
 		if len(out.Errors) > 0 {
 			fmt.Fprintln(stdout, "\nNOT LOADED")
 			for _, e := range out.Errors {
@@ -53,6 +56,28 @@ func runList(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		return exitFailure
 	}
 	return exitOK
+}
+
+// listServed prints the resources and prompts of each module, when any
+// module has some.
+func listServed(w io.Writer, out host.Status) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	head := false
+	for _, m := range out.Modules {
+		for _, item := range [...]struct {
+			kind  string
+			names []string
+		}{{"resource", m.Resources}, {"prompt", m.Prompts}} {
+			for _, name := range item.names {
+				if !head {
+					fmt.Fprintln(tw, "\nRESOURCE OR PROMPT\tKIND\tMODULE")
+					head = true
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", name, item.kind, m.File)
+			}
+		}
+	}
+	tw.Flush()
 }
 
 func firstLine(s string) string {

@@ -768,3 +768,35 @@ func TestServeStopsCleanlyWhileWarming(t *testing.T) {
 		}
 	}
 }
+
+func TestListShowsResourcesAndPrompts(t *testing.T) {
+	dir := t.TempDir()
+	wattest.Write(t, dir, "trap", "data")
+	writeFile(t, filepath.Join(dir, "data"+abi.SidecarSuffix), `{"abi":1,"resources":[{"uri":"d://all","name":"all","text":"x"}],
+		"resourceTemplates":[{"uriTemplate":"d://{id}","name":"one"}],"prompts":[{"name":"ask"}]}`)
+	module := filepath.Join(dir, "data.wasm")
+	r := wasmcp(t, "", append([]string{"list", "--compile=false"}, dirFlags(dir)...)...)
+	var lines []string
+	for _, line := range strings.Split(r.stdout, "\n") {
+		lines = append(lines, strings.Join(strings.Fields(line), " "))
+	}
+	for _, want := range []string{"RESOURCE OR PROMPT KIND MODULE", "d://all resource " + module, "d://{id} resource " + module, "ask prompt " + module} {
+		if r.code != exitOK || !slices.Contains(lines, want) {
+			t.Errorf("list = %v; want a line %q", r, want)
+		}
+	}
+	r = wasmcp(t, "", append([]string{"list", "--json", "--compile=false"}, dirFlags(dir)...)...)
+	var l struct {
+		Modules []struct {
+			Resources, Prompts []string
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &l); err != nil || len(l.Modules) != 1 ||
+		!slices.Equal(l.Modules[0].Resources, []string{"d://all", "d://{id}"}) || !slices.Equal(l.Modules[0].Prompts, []string{"ask"}) {
+		t.Errorf("list --json = %s (%v)", r.stdout, err)
+	}
+	// A directory of tools only lists as before.
+	if r := wasmcp(t, "", append([]string{"list", "--compile=false"}, dirFlags(toolDir(t))...)...); strings.Contains(r.stdout, "RESOURCE") {
+		t.Errorf("list of tools only = %v", r)
+	}
+}

@@ -29,7 +29,46 @@ import (
 type none struct{}
 
 func main() {
-	guest.Main(tools()...)
+	guest.Main(append(tools(), guest.Resources(readResource), guest.Prompts(getPrompt))...)
+}
+
+// getPrompt answers prompts/get of the suite's prompts with an embedded
+// resource and with an image; the other two are templates in the manifest.
+func getPrompt(req guest.PromptRequest) (*guest.PromptResult, error) {
+	var first guest.Content
+	var then string
+	switch req.Name {
+	case "test_prompt_with_embedded_resource":
+		raw, err := json.Marshal(map[string]any{"type": "resource", "resource": map[string]any{
+			"uri": req.Arguments["resourceUri"], "mimeType": "text/plain", "text": "Embedded resource content for testing."}})
+		if err != nil {
+			return nil, err
+		}
+		first = guest.Content{Raw: raw}
+		then = "Please process the embedded resource above."
+	case "test_prompt_with_image":
+		img, err := redPixelPNG()
+		if err != nil {
+			return nil, err
+		}
+		first = guest.ImageContent(img, "image/png")
+		then = "Please analyze the image above."
+	default:
+		return nil, fmt.Errorf("this module gets no prompt %q", req.Name)
+	}
+	return &guest.PromptResult{Messages: []guest.PromptMessage{{Role: "user", Content: first}, {Role: "user", Content: guest.TextContent(then)}}}, nil
+}
+
+// readResource answers resources/read of the suite's resource template,
+// test://template/{id}/data; the static resources are served from the
+// manifest.
+func readResource(req guest.ReadRequest) (*guest.ReadResult, error) {
+	id := req.Arguments["id"]
+	data, err := json.Marshal(map[string]any{"id": id, "templateTest": true, "data": "Data for ID: " + id})
+	if err != nil {
+		return nil, err
+	}
+	return &guest.ReadResult{Contents: []guest.Contents{{URI: req.URI, MIMEType: "application/json", Text: string(data)}}}, nil
 }
 
 // tools lists every tool the module implements; the manifest declares the

@@ -39,8 +39,9 @@ type Options struct {
 	Version string
 	Logger  *slog.Logger
 	// ListChanged says that the tool set may change while the server runs
-	// (the directory is watched): the tools capability then promises
-	// notifications/tools/list_changed, and clients get them.
+	// (the directory is watched): the tools, resources and prompts
+	// capabilities then promise their list_changed notifications, and
+	// clients get them.
 	ListChanged bool
 	// RequestBudget bounds the bytes of request bodies the server holds at
 	// once, over every transport (default DefaultRequestBudget; at least
@@ -54,17 +55,24 @@ type Options struct {
 // Options.RequestBudget: 8 requests of the largest size at once.
 const DefaultRequestBudget = 8 * MaxMessageSize
 
-// Caller runs tool calls; dispatch.Dispatcher is the one used.
+// Caller runs tool calls, resource reads and prompt requests;
+// dispatch.Dispatcher is the one used.
 type Caller interface {
 	// Call runs a call of the named tool with its arguments, sending the
 	// tool's reports to rep. It fails only for a tool that does not exist.
 	Call(ctx context.Context, name string, args json.RawMessage, rep sandbox.Reporter) (*mcp.CallToolResult, error)
+	// Read reads the resource at uri, a declared resource's or one a
+	// template matches. Its errors are the JSON-RPC errors of the read.
+	Read(ctx context.Context, uri string) (*mcp.ReadResourceResult, error)
+	// GetPrompt gets the named prompt with its arguments. Its errors are
+	// the JSON-RPC errors of the request.
+	GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error)
 }
 
-// New returns an MCP server that serves the tools of the registry's
-// catalog, runs their calls with calls, and follows the registry's
-// reloads. A tool the SDK refuses (it panics on some schemas) is skipped
-// and logged, never fatal.
+// New returns an MCP server that serves the tools, resources and prompts
+// of the registry's catalog, runs their calls, reads and requests with
+// calls, and follows the registry's reloads. An item the SDK refuses (it
+// panics on some schemas) is skipped and logged, never fatal.
 func New(reg *registry.Registry, calls Caller, opts Options) *Server {
 	log := opts.Logger
 	if log == nil {
@@ -76,64 +84,112 @@ func New(reg *registry.Registry, calls Caller, opts Options) *Server {
 	}
 	budget = max(budget, MaxMessageSize)
 	s := &Server{log: log, budget: semaphore.NewWeighted(budget), budgetSize: budget}
+	// The SDK declares the completions capability when, and only when, a
+	// completion handler is set, and fixes both when the server is made.
+	// So the tool directory at start decides (design.md, "Resources and
+	// prompts").
+	var handler func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error)
+	completions := declaresCompletions(reg.Current())
+	if completions {
+		handler = completer{reg}.complete
+	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: Name, Title: "wasmcp", Version: opts.Version}, &mcp.ServerOptions{
-		Instructions: instructions,
-		Logger:       sdkLogger(log),
+		Instructions:      instructions,
+		CompletionHandler: handler,
+		Logger:            sdkLogger(log),
 		// Logging carries tools' log calls. The SDK answers prompts/list and
-		// resources/list whatever is declared (with empty lists here), and
-		// 2026-07-28 requires a method that is answered to be declared, so
-		// both are: a server with no prompts and no resources.
+		// resources/list whatever is declared (with empty lists when no
+		// module declares any), and 2026-07-28 requires a method that is
+		// answered to be declared, so both always are.
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:     &mcp.ToolCapabilities{ListChanged: opts.ListChanged},
 			Logging:   &mcp.LoggingCapabilities{},
-			Prompts:   &mcp.PromptCapabilities{},
-			Resources: &mcp.ResourceCapabilities{},
+			Prompts:   &mcp.PromptCapabilities{ListChanged: opts.ListChanged},
+			Resources: &mcp.ResourceCapabilities{ListChanged: opts.ListChanged},
 		},
 	})
 	s.sync(calls, nil, reg.Current())
-	reg.OnChange(func(c registry.Change) { s.sync(calls, c.Old, c.New) })
+	reg.OnChange(func(c registry.Change) {
+		s.sync(calls, c.Old, c.New)
+		if !completions && declaresCompletions(c.New) && !declaresCompletions(c.Old) {
+			log.Warn("completions declared after start are not served: the completions capability is fixed when the server starts; restart it to serve them")
+		}
+	})
 	return s
 }
 
-// sync brings the SDK's tool list from old to new: tools that are gone are
-// removed, tools that are new or changed (a new module version makes new
-// Tool values) are added. The SDK tells clients, once per burst.
+// sync brings the SDK's tools, resources, resource templates and prompts
+// from old to new: those that are gone are removed, those that are new or changed (a
+// new module version makes new values) are added. The SDK tells clients,
+// once per burst.
 func (s *Server) sync(calls Caller, old, new *registry.Catalog) {
-	var gone []string
+	var (
+		oldTools     []*registry.Tool
+		oldResources []*registry.Resource
+		oldTemplates []*registry.Template
+		oldPrompts   []*registry.Prompt
+	)
 	if old != nil {
-		for _, t := range old.Tools {
-			if _, ok := new.Lookup(t.Spec.Name); !ok {
-				gone = append(gone, t.Spec.Name)
-			}
+		oldTools, oldResources, oldTemplates, oldPrompts = old.Tools, old.Resources, old.Templates, old.Prompts
+	}
+	syncList(s, "tool", oldTools, new.Tools, func(t *registry.Tool) string { return t.Spec.Name }, new.Lookup,
+		s.mcp.RemoveTools, func(t *registry.Tool) {
+			name := t.Spec.Name
+			s.mcp.AddTool(Tool(t.Spec), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return calls.Call(ctx, name, req.Params.Arguments, newClientReporter(ctx, req, name))
+			})
+		})
+	read := func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return calls.Read(ctx, req.Params.URI)
+	}
+	syncList(s, "resource", oldResources, new.Resources, func(r *registry.Resource) string { return r.Spec.URI }, new.Resource,
+		s.mcp.RemoveResources, func(r *registry.Resource) { s.mcp.AddResource(Resource(r.Spec), read) })
+	syncList(s, "resource template", oldTemplates, new.Templates, func(t *registry.Template) string { return t.Spec.URITemplate }, new.Template,
+		s.mcp.RemoveResourceTemplates, func(t *registry.Template) { s.mcp.AddResourceTemplate(ResourceTemplate(t.Spec), read) })
+	get := func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return calls.GetPrompt(ctx, req.Params.Name, req.Params.Arguments)
+	}
+	syncList(s, "prompt", oldPrompts, new.Prompts, func(p *registry.Prompt) string { return p.Spec.Name }, new.Prompt,
+		s.mcp.RemovePrompts, func(p *registry.Prompt) { s.mcp.AddPrompt(Prompt(p.Spec), get) })
+}
+
+// syncList is sync for one kind of item, each known by its key. An item
+// the SDK refuses (it panics on some schemas and URIs) is skipped and
+// logged, never fatal.
+func syncList[T comparable](s *Server, kind string, old, new []T, key func(T) string, lookup func(string) (T, bool), remove func(...string), add func(T)) {
+	var gone []string
+	for _, v := range old {
+		if _, ok := lookup(key(v)); !ok {
+			gone = append(gone, key(v))
 		}
 	}
 	if len(gone) > 0 {
-		s.mcp.RemoveTools(gone...)
-		s.log.Info("tools removed", "tools", gone)
+		remove(gone...)
+		s.log.Info(kind+"s removed", kind+"s", gone)
 	}
-	for _, t := range new.Tools {
-		if old != nil {
-			if prev, ok := old.Lookup(t.Spec.Name); ok && prev == t {
-				continue
-			}
+	prev := make(map[string]T, len(old))
+	for _, v := range old {
+		prev[key(v)] = v
+	}
+	for _, v := range new {
+		if p, ok := prev[key(v)]; ok && p == v {
+			continue
 		}
-		if err := s.addTool(calls, t); err != nil {
-			s.log.Warn("skipping tool the MCP SDK refuses", "tool", t.Spec.Name, "file", t.Module.Path, "reason", err)
-			s.mcp.RemoveTools(t.Spec.Name)
+		if err := recovered(func() { add(v) }); err != nil {
+			s.log.Warn("skipping a "+kind+" the MCP SDK refuses", kind, key(v), "reason", err)
+			remove(key(v))
 		}
 	}
 }
 
-func (s *Server) addTool(calls Caller, t *registry.Tool) (err error) {
+// recovered runs f, turning a panic into an error.
+func recovered(f func()) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("%v", p)
 		}
 	}()
-	name := t.Spec.Name
-	s.mcp.AddTool(Tool(t.Spec), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return calls.Call(ctx, name, req.Params.Arguments, newClientReporter(ctx, req, name))
-	})
+	f()
 	return nil
 }
 
@@ -158,6 +214,75 @@ func Tool(s abi.Tool) *mcp.Tool {
 		}
 	}
 	return t
+}
+
+// Resource converts a manifest's resource to the SDK's description of it.
+// A resource whose contents are in the manifest has their size, unless the
+// manifest says otherwise.
+func Resource(r abi.Resource) *mcp.Resource {
+	size := r.Size
+	switch {
+	case size != 0:
+	case r.Text != nil:
+		size = int64(len(*r.Text))
+	default:
+		size = int64(len(r.Blob))
+	}
+	return &mcp.Resource{
+		URI:         r.URI,
+		Name:        r.Name,
+		Title:       r.Title,
+		Description: r.Description,
+		MIMEType:    r.MIMEType,
+		Size:        size,
+		Annotations: annotations(r.Annotations),
+		Icons:       icons(r.Icons),
+	}
+}
+
+// ResourceTemplate converts a manifest's resource template to the SDK's
+// description of it.
+func ResourceTemplate(t abi.ResourceTemplate) *mcp.ResourceTemplate {
+	return &mcp.ResourceTemplate{
+		URITemplate: t.URITemplate,
+		Name:        t.Name,
+		Title:       t.Title,
+		Description: t.Description,
+		MIMEType:    t.MIMEType,
+		Annotations: annotations(t.Annotations),
+		Icons:       icons(t.Icons),
+	}
+}
+
+// Prompt converts a manifest's prompt to the SDK's description of it.
+func Prompt(p abi.Prompt) *mcp.Prompt {
+	out := &mcp.Prompt{Name: p.Name, Title: p.Title, Description: p.Description, Icons: icons(p.Icons)}
+	for _, a := range p.Arguments {
+		out.Arguments = append(out.Arguments, &mcp.PromptArgument{Name: a.Name, Title: a.Title, Description: a.Description, Required: a.Required})
+	}
+	return out
+}
+
+func annotations(a *abi.ResourceAnnotations) *mcp.Annotations {
+	if a == nil {
+		return nil
+	}
+	out := &mcp.Annotations{LastModified: a.LastModified}
+	if a.Priority != nil {
+		out.Priority = *a.Priority
+	}
+	for _, r := range a.Audience {
+		out.Audience = append(out.Audience, mcp.Role(r))
+	}
+	return out
+}
+
+func icons(in []abi.Icon) []mcp.Icon {
+	var out []mcp.Icon
+	for _, i := range in {
+		out = append(out, mcp.Icon{Source: i.Src, MIMEType: i.MIMEType, Sizes: i.Sizes, Theme: mcp.IconTheme(i.Theme)})
+	}
+	return out
 }
 
 func deref(b *bool) bool { return b != nil && *b }

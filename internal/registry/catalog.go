@@ -19,6 +19,12 @@ type Catalog struct {
 	Modules []*Module
 	// Tools are every served tool, sorted by name.
 	Tools []*Tool
+	// Resources are every served resource, sorted by URI.
+	Resources []*Resource
+	// Templates are every served resource template, sorted by template.
+	Templates []*Template
+	// Prompts are every served prompt, sorted by name.
+	Prompts []*Prompt
 	// Policy is the operator's grants; nil grants nothing.
 	Policy *policy.Policy
 	// Errors lists skipped files and skipped tools, and a policy file that
@@ -26,6 +32,9 @@ type Catalog struct {
 	Errors []LoadError
 
 	byName     map[string]*Tool
+	byURI      map[string]*Resource
+	byTemplate map[string]*Template
+	byPrompt   map[string]*Prompt
 	policyHash string // of the policy file's content, "" without one
 	// loads are what loading each file gave, by path, for the files whose
 	// stamp may hold at the next reload (see scan).
@@ -46,19 +55,56 @@ func (c *Catalog) Lookup(name string) (*Tool, bool) {
 	return t, ok
 }
 
-// add serves a module's tools, leaving out names an earlier file claimed.
+// Resource returns the resource with the given URI.
+func (c *Catalog) Resource(uri string) (*Resource, bool) {
+	r, ok := c.byURI[uri]
+	return r, ok
+}
+
+// Template returns the resource template with the given uriTemplate.
+func (c *Catalog) Template(uriTemplate string) (*Template, bool) {
+	t, ok := c.byTemplate[uriTemplate]
+	return t, ok
+}
+
+// add serves a module's tools, resources, resource templates and prompts,
+// leaving out names and URIs an earlier file claimed.
 func (c *Catalog) add(m *Module, log *slog.Logger) {
 	c.Modules = append(c.Modules, m)
 	for _, t := range m.tools {
-		if prev, dup := c.byName[t.Spec.Name]; dup {
-			err := fmt.Errorf("tool %q is already provided by %s; this one is not served", t.Spec.Name, prev.Module.Path)
-			log.Warn("duplicate tool name", "file", m.Path, "tool", t.Spec.Name, "kept", prev.Module.Path)
-			c.Errors = append(c.Errors, LoadError{Path: m.Path, Err: err})
-			continue
+		if claim(c, c.byName, t.Spec.Name, t, "tool", log) {
+			c.Tools = append(c.Tools, t)
 		}
-		c.byName[t.Spec.Name] = t
-		c.Tools = append(c.Tools, t)
 	}
+	for _, r := range m.resources {
+		if claim(c, c.byURI, r.Spec.URI, r, "resource", log) {
+			c.Resources = append(c.Resources, r)
+		}
+	}
+	for _, t := range m.templates {
+		if claim(c, c.byTemplate, t.Spec.URITemplate, t, "resource template", log) {
+			c.Templates = append(c.Templates, t)
+		}
+	}
+	for _, p := range m.prompts {
+		if claim(c, c.byPrompt, p.Spec.Name, p, "prompt", log) {
+			c.Prompts = append(c.Prompts, p)
+		}
+	}
+}
+
+// claim serves v under key unless an earlier file's item has the key, which
+// is recorded as the later file's load error naming both files.
+func claim[T interface{ module() *Module }](c *Catalog, served map[string]T, key string, v T, kind string, log *slog.Logger) bool {
+	if prev, dup := served[key]; dup {
+		path := v.module().Path
+		err := fmt.Errorf("%s %q is already provided by %s; this one is not served", kind, key, prev.module().Path)
+		log.Warn("duplicate "+kind, "file", path, "name", key, "kept", prev.module().Path)
+		c.Errors = append(c.Errors, LoadError{Path: path, Err: err})
+		return false
+	}
+	served[key] = v
+	return true
 }
 
 // Warm compiles every module in the background, one at a time, so that

@@ -875,3 +875,66 @@ func closed(ch <-chan struct{}) bool {
 		return false
 	}
 }
+
+func TestResourcesAreServedAcrossModulesAndDuplicatesNameBothFiles(t *testing.T) {
+	dir := t.TempDir()
+	b := wattest.Write(t, dir, "echo", "b")
+	writeSidecar(t, dir, "b", `{"abi":1,"resources":[{"uri":"shared://x","name":"x"},{"uri":"b://only","name":"b"}],
+		"resourceTemplates":[{"uriTemplate":"shared://{id}","name":"t"},{"uriTemplate":"b://{id}","name":"tb"}]}`)
+	a := wattest.Write(t, dir, "argv", "a")
+	writeSidecar(t, dir, "a", `{"abi":1,"resources":[{"uri":"shared://x","name":"x","text":"from a"}],
+		"resourceTemplates":[{"uriTemplate":"shared://{id}","name":"t"}]}`)
+
+	c := load(t, dir)
+	if len(c.Tools) != 0 || len(c.Modules) != 2 {
+		t.Fatalf("%d tools, %d modules; want 0 and 2 (modules of resources alone)", len(c.Tools), len(c.Modules))
+	}
+	if r, ok := c.Resource("shared://x"); !ok || r.Module.Path != a || *r.Spec.Text != "from a" {
+		t.Errorf("shared://x: ok=%v; want it served by %s", ok, a)
+	}
+	if r, ok := c.Resource("b://only"); !ok || r.Module.Path != b {
+		t.Errorf("b://only: ok=%v; want it served by %s", ok, b)
+	}
+	if tm, ok := c.Template("shared://{id}"); !ok || tm.Module.Path != a {
+		t.Errorf("shared://{id}: ok=%v; want it served by %s", ok, a)
+	}
+	var uris, templates []string
+	for _, r := range c.Resources {
+		uris = append(uris, r.Spec.URI)
+	}
+	for _, tm := range c.Templates {
+		templates = append(templates, tm.Spec.URITemplate)
+	}
+	if strings.Join(uris, " ") != "b://only shared://x" || strings.Join(templates, " ") != "b://{id} shared://{id}" {
+		t.Errorf("resources %v, templates %v; want each sorted, without duplicates", uris, templates)
+	}
+	if len(c.Errors) != 2 {
+		t.Fatalf("errors = %v; want two", c.Errors)
+	}
+	for i, want := range []string{`resource "shared://x" is already provided by ` + a, `resource template "shared://{id}" is already provided by ` + a} {
+		if e := c.Errors[i]; e.Path != b || !strings.Contains(e.Error(), want) {
+			t.Errorf("error = %v; want one for %s saying %s", e, b, want)
+		}
+	}
+}
+
+func TestDuplicatePromptsNameBothFiles(t *testing.T) {
+	dir := t.TempDir()
+	b := wattest.Write(t, dir, "echo", "b")
+	writeSidecar(t, dir, "b", `{"abi":1,"prompts":[{"name":"shared"},{"name":"only_b","messages":[{"role":"user","content":{"type":"text","text":"b"}}]}]}`)
+	a := wattest.Write(t, dir, "argv", "a")
+	writeSidecar(t, dir, "a", `{"abi":1,"prompts":[{"name":"shared"}]}`)
+	c := load(t, dir)
+	if p, ok := c.Prompt("shared"); !ok || p.Module.Path != a || p.Entry == nil || p.Entry.Spec.Name != "prompts/get" {
+		t.Errorf("shared: ok=%v; want it served by %s's prompts/get", ok, a)
+	}
+	if p, ok := c.Prompt("only_b"); !ok || p.Module.Path != b || p.Entry != nil {
+		t.Errorf("only_b: ok=%v; want it served by %s from its messages", ok, b)
+	}
+	if len(c.Prompts) != 2 || c.Prompts[0].Spec.Name != "only_b" {
+		t.Errorf("prompts = %v; want two, sorted", c.Prompts)
+	}
+	if len(c.Errors) != 1 || c.Errors[0].Path != b || !strings.Contains(c.Errors[0].Error(), `prompt "shared" is already provided by `+a) {
+		t.Errorf("errors = %v; want one for %s naming %s", c.Errors, b, a)
+	}
+}

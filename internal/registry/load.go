@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/yosida95/uritemplate/v3"
+
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/internal/sandbox"
 	"github.com/wasmcp/wasmcp/internal/schema"
@@ -131,6 +133,32 @@ func loadFile(path string, opts LoadOptions) (*Module, stamp, error) {
 		return nil, st, fmt.Errorf("the manifest's schemas hold %d objects and booleans in all; this server allows %d: share repeated parts through $defs", nodes, MaxSchemaNodes)
 	}
 	m.tools = tools
+	for _, spec := range manifest.Resources {
+		m.resources = append(m.resources, &Resource{Module: m, Spec: spec})
+	}
+	for _, spec := range manifest.ResourceTemplates {
+		// The manifest's check parsed it already.
+		match, err := uritemplate.New(spec.URITemplate)
+		if err != nil {
+			return nil, st, fmt.Errorf("resource template %q: %w", spec.URITemplate, err)
+		}
+		m.templates = append(m.templates, &Template{Module: m, Spec: spec, Match: match})
+	}
+	for _, spec := range manifest.Prompts {
+		m.prompts = append(m.prompts, &Prompt{Module: m, Spec: spec})
+	}
+	if m.reader, err = entry(m, abi.EntryReadResource, needsReader(m)); err != nil {
+		return nil, st, err
+	}
+	prompter, err := entry(m, abi.EntryGetPrompt, needsPrompter(m))
+	if err != nil {
+		return nil, st, err
+	}
+	for _, p := range m.prompts {
+		if p.Spec.Messages == nil {
+			p.Entry = prompter
+		}
+	}
 	return m, st, nil
 }
 

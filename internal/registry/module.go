@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/yosida95/uritemplate/v3"
+
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/internal/observe"
 	"github.com/wasmcp/wasmcp/internal/sandbox"
@@ -36,9 +38,15 @@ type Module struct {
 	// inputs, what else it was loaded with (its engine compiles it). A
 	// reload keeps a module whose key and inputs are unchanged, compiled
 	// code and all.
-	key      string
-	inputs   loadInputs
-	tools    []*Tool
+	key       string
+	inputs    loadInputs
+	tools     []*Tool
+	resources []*Resource
+	templates []*Template
+	prompts   []*Prompt
+	// reader is the module's resources/read entry point; nil when every
+	// resource it declares has its contents in the manifest.
+	reader   *Tool
 	observer observe.Observer
 	log      *slog.Logger
 
@@ -204,6 +212,25 @@ func (m *Module) resnapshot() {
 	defer m.Release()
 	m.snapshot()
 }
+
+// Resource is one resource a module declares.
+type Resource struct {
+	Module *Module
+	Spec   abi.Resource
+}
+
+// Template is one resource template a module declares, parsed.
+type Template struct {
+	Module *Module
+	Spec   abi.ResourceTemplate
+	// Match is the parsed template, which matches URIs as the MCP SDK
+	// does.
+	Match *uritemplate.Template
+}
+
+func (r *Resource) module() *Module { return r.Module }
+func (t *Template) module() *Module { return t.Module }
+func (t *Tool) module() *Module     { return t.Module }
 
 // Tool is one tool of a module, with its schemas compiled.
 type Tool struct {

@@ -63,7 +63,7 @@ func plan(prev *Catalog, files []loaded, pol policyRead, log *slog.Logger) (next
 			previous[m.Path] = m
 		}
 	}
-	next = &Catalog{byName: map[string]*Tool{}, loads: map[string]loaded{}}
+	next = &Catalog{byName: map[string]*Tool{}, byURI: map[string]*Resource{}, byTemplate: map[string]*Template{}, byPrompt: map[string]*Prompt{}, loads: map[string]loaded{}}
 	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
 	kept := map[*Module]bool{}
 	for _, f := range files {
@@ -81,7 +81,7 @@ func plan(prev *Catalog, files []loaded, pol policyRead, log *slog.Logger) (next
 		case old != nil && old.key == m.key && old.inputs == m.inputs:
 			m, f.m = old, old // the copy just read, and its bytes, go
 		default:
-			log.Info("loaded module", "file", f.path, "manifest", m.ManifestFrom, "tools", len(m.tools), "sha256", m.SHA256[:12])
+			log.Info("loaded module", "file", f.path, "manifest", m.ManifestFrom, "tools", len(m.tools), "resources", len(m.resources)+len(m.templates), "prompts", len(m.prompts), "sha256", m.SHA256[:12])
 		}
 		if f.stamp.ok {
 			next.loads[f.path] = f
@@ -93,6 +93,9 @@ func plan(prev *Catalog, files []loaded, pol policyRead, log *slog.Logger) (next
 		next.add(m, log)
 	}
 	sort.Slice(next.Tools, func(i, j int) bool { return next.Tools[i].Spec.Name < next.Tools[j].Spec.Name })
+	sort.Slice(next.Resources, func(i, j int) bool { return next.Resources[i].Spec.URI < next.Resources[j].Spec.URI })
+	sort.Slice(next.Templates, func(i, j int) bool { return next.Templates[i].Spec.URITemplate < next.Templates[j].Spec.URITemplate })
+	sort.Slice(next.Prompts, func(i, j int) bool { return next.Prompts[i].Spec.Name < next.Prompts[j].Spec.Name })
 	if prev != nil {
 		for _, m := range prev.Modules {
 			if !kept[m] {

@@ -2,6 +2,13 @@
 // range. It shows output mode "json": the result is structured data checked
 // against an outputSchema. The invoices are a fixed, made-up data set
 // embedded in the module, since a tool has no files or network to read from.
+//
+// It also serves the invoices as resources: invoices://all and, through
+// the template invoices://{id}, each invoice, which the module reads when
+// it is started as resources/read (docs/abi.md, "Reading a resource"); and
+// the prompt review_invoice, which it gets when started as prompts/get,
+// with the invoice embedded: guest.Resources and guest.Prompts make the
+// two entry points.
 package main
 
 import (
@@ -46,18 +53,80 @@ var statuses = []string{"paid", "unpaid", "void"}
 const dateLayout = "2006-01-02"
 
 func main() {
-	guest.Main(guest.JSON("search_invoices", func(in args) (result, error) {
-		invoices, err := loadInvoices()
-		if err != nil {
-			return result{}, err
+	guest.Main(
+		guest.JSON("search_invoices", func(in args) (result, error) {
+			invoices, err := loadInvoices()
+			if err != nil {
+				return result{}, err
+			}
+			res, err := search(invoices, in)
+			if err == nil {
+				// Tells a watching client how selective the query was.
+				guest.Logf(guest.Info, "%d of %d invoices match", res.Count, len(invoices))
+			}
+			return res, err
+		}),
+		guest.Resources(read),
+		guest.Prompts(prompt),
+	)
+}
+
+// read answers one resources/read: all the invoices, or the one the
+// template's id names.
+func read(req guest.ReadRequest) (*guest.ReadResult, error) {
+	invoices, err := loadInvoices()
+	if err != nil {
+		return nil, err
+	}
+	var data any = invoices
+	if req.URI != "invoices://all" {
+		if data, err = find(invoices, req.Arguments["id"]); err != nil {
+			return nil, err
 		}
-		res, err := search(invoices, in)
-		if err == nil {
-			// Tells a watching client how selective the query was.
-			guest.Logf(guest.Info, "%d of %d invoices match", res.Count, len(invoices))
-		}
-		return res, err
-	}))
+	}
+	text, err := json.Marshal(data)
+	if err != nil {
+		return nil, err
+	}
+	return &guest.ReadResult{Contents: []guest.Contents{{URI: req.URI, MIMEType: "application/json", Text: string(text)}}}, nil
+}
+
+func find(invoices []Invoice, id string) (Invoice, error) {
+	i := slices.IndexFunc(invoices, func(inv Invoice) bool { return inv.ID == id })
+	if i < 0 {
+		return Invoice{}, fmt.Errorf("there is no invoice %q; ids run from INV-2026-001 to INV-2026-%03d", id, len(invoices))
+	}
+	return invoices[i], nil
+}
+
+// prompt answers prompts/get of review_invoice: the invoice, embedded as
+// the resource invoices://{id}, and the request.
+func prompt(req guest.PromptRequest) (*guest.PromptResult, error) {
+	invoices, err := loadInvoices()
+	if err != nil {
+		return nil, err
+	}
+	inv, err := find(invoices, req.Arguments["id"])
+	if err != nil {
+		return nil, err
+	}
+	text, err := json.Marshal(inv)
+	if err != nil {
+		return nil, err
+	}
+	embedded, err := json.Marshal(map[string]any{"type": "resource", "resource": map[string]string{
+		"uri": "invoices://" + inv.ID, "mimeType": "application/json", "text": string(text)}})
+	if err != nil {
+		return nil, err
+	}
+	return &guest.PromptResult{
+		Description: "Review of invoice " + inv.ID,
+		Messages: []guest.PromptMessage{
+			{Role: "user", Content: guest.Content{Raw: embedded}},
+			{Role: "user", Content: guest.TextContent(fmt.Sprintf(
+				"Review invoice %s above: is the amount plausible for %s, and what should happen next given its status (%s)?", inv.ID, inv.Customer, inv.Status))},
+		},
+	}, nil
 }
 
 func loadInvoices() ([]Invoice, error) {

@@ -11,6 +11,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/internal/tooltest"
+	guest "github.com/wasmcp/wasmcp/sdk-guest/go"
 )
 
 func mustLoad(t *testing.T) []Invoice {
@@ -210,5 +211,58 @@ func validate(t *testing.T, s *jsonschema.Schema, instance []byte) {
 	}
 	if err := s.Validate(v); err != nil {
 		t.Errorf("%s: %v", instance, err)
+	}
+}
+
+func TestRead(t *testing.T) {
+	res, err := read(guest.ReadRequest{URI: "invoices://all"})
+	var all []Invoice
+	if err != nil || res.Contents[0].URI != "invoices://all" || json.Unmarshal([]byte(res.Contents[0].Text), &all) != nil || len(all) != 20 {
+		t.Errorf("invoices://all: %+v, %v", res, err)
+	}
+	res, err = read(guest.ReadRequest{URI: "invoices://INV-2026-003", Arguments: map[string]string{"id": "INV-2026-003"}})
+	var one Invoice
+	if err != nil || json.Unmarshal([]byte(res.Contents[0].Text), &one) != nil || one.Customer != "Initech" || one.Status != "void" {
+		t.Errorf("invoices://INV-2026-003: %+v, %v", res, err)
+	}
+	if _, err := read(guest.ReadRequest{URI: "invoices://nope", Arguments: map[string]string{"id": "nope"}}); err == nil || !strings.Contains(err.Error(), `there is no invoice "nope"`) {
+		t.Errorf("an unknown id: %v", err)
+	}
+}
+
+func TestPrompt(t *testing.T) {
+	res, err := prompt(guest.PromptRequest{Name: "review_invoice", Arguments: map[string]string{"id": "INV-2026-007"}})
+	if err != nil || len(res.Messages) != 2 {
+		t.Fatalf("prompt = %+v, %v", res, err)
+	}
+	var embedded struct {
+		Type     string            `json:"type"`
+		Resource map[string]string `json:"resource"`
+	}
+	if json.Unmarshal(res.Messages[0].Content.Raw, &embedded) != nil || embedded.Type != "resource" || embedded.Resource["uri"] != "invoices://INV-2026-007" {
+		t.Errorf("first message = %s; want the invoice embedded", res.Messages[0].Content.Raw)
+	}
+	if text := res.Messages[1].Content.Text; !strings.Contains(text, "Stark Industries") || !strings.Contains(text, "unpaid") {
+		t.Errorf("second message = %q", text)
+	}
+	if _, err := prompt(guest.PromptRequest{Name: "review_invoice", Arguments: map[string]string{"id": "x"}}); err == nil || !strings.Contains(err.Error(), `there is no invoice "x"`) {
+		t.Errorf("an unknown id: %v", err)
+	}
+}
+
+// TestCompletionsAreTheInvoiceIDs checks that the ids the manifest offers
+// for completion are those of the data, sorted.
+func TestCompletionsAreTheInvoiceIDs(t *testing.T) {
+	var ids []string
+	for _, inv := range mustLoad(t) {
+		ids = append(ids, inv.ID)
+	}
+	slices.Sort(ids)
+	m := tooltest.Manifest(t, "search_invoices", abi.OutputJSON)
+	if got := m.ResourceTemplates[0].Completions["id"]; !slices.Equal(got, ids) {
+		t.Errorf("the template's completions = %v; want %v", got, ids)
+	}
+	if got := m.Prompts[0].Arguments[0].Completions; !slices.Equal(got, ids) {
+		t.Errorf("chase_invoice's completions = %v; want %v", got, ids)
 	}
 }
