@@ -3,11 +3,13 @@ package registry
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 
 	"github.com/wasmcp/wasmcp/internal/policy"
+	"github.com/wasmcp/wasmcp/internal/sandbox"
 )
 
 // Catalog is what a registry serves at one time: the modules of its tool
@@ -134,6 +136,9 @@ func (c *Catalog) Warm(ctx context.Context, log *slog.Logger) <-chan struct{} {
 			if err := m.warm(ctx); err != nil {
 				if ctx.Err() != nil {
 					return
+				}
+				if errors.Is(err, sandbox.ErrStopped) {
+					continue // a reload retired it
 				}
 				log.Warn("module does not compile", "file", m.Path, "reason", err)
 			}

@@ -689,6 +689,12 @@ func (b *syncBuffer) Write(p []byte) (int, error) {
 	return b.buf.Write(p)
 }
 
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
 func TestClosingTheEngineWhileCompilingIsSafe(t *testing.T) {
 	// A server that stops while modules compile in the background (Warm, or
 	// calls given up by their clients) closes the engine under the

@@ -103,6 +103,8 @@ func loadFile(path string, opts LoadOptions) (*Module, stamp, error) {
 		cached:       st.inputs.engine.Cached(wasm),
 		done:         make(chan struct{}),
 		needed:       make(chan struct{}),
+		retiring:     make(chan struct{}),
+		unused:       make(chan struct{}),
 	}
 	tools := make([]*Tool, 0, len(manifest.Tools))
 	nodes := 0

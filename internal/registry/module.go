@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -66,6 +67,12 @@ type Module struct {
 	needed     chan struct{}
 	neededOnce sync.Once
 
+	// retiring is closed when the module is retired: a snapshot of it
+	// that is being made stops, as only the runs already going may use it.
+	// unused is closed when it is freed: its compilation stops, as no run
+	// can wait for it any more.
+	retiring, unused chan struct{}
+
 	// users counts runs in progress; a retired module's code is freed when
 	// the last one ends.
 	mu      sync.Mutex
@@ -101,10 +108,15 @@ func (m *Module) Release() {
 	}
 }
 
-// retire frees the module's compiled code once no run uses it. Runs
-// already going finish on it; later lookups find its successor.
+// retire frees the module's compiled code once no run uses it, and stops
+// the snapshot being made of it, if one is. Runs already going finish on
+// it, without the snapshot if it was stopped; later lookups find its
+// successor.
 func (m *Module) retire() {
 	m.mu.Lock()
+	if !m.retired {
+		close(m.retiring)
+	}
 	m.retired = true
 	free := m.users == 0 && !m.freed
 	if free {
@@ -117,7 +129,9 @@ func (m *Module) retire() {
 }
 
 func (m *Module) free() {
-	// A compilation still running finishes first; its result is then freed.
+	// A compilation still running stops; what it made, if it finished
+	// first, is then freed.
+	close(m.unused)
 	go func() {
 		m.once.Do(func() { close(m.done) })
 		<-m.done
@@ -150,8 +164,16 @@ func (m *Module) compiled(ctx context.Context) (*sandbox.Compiled, error) {
 			// The compilation is the module's, shared by every call that
 			// waits for it: no one caller's context may end it. The engine
 			// bounds it.
-			m.program, m.err = m.inputs.engine.CompileWith(context.Background(), m.wasm, sandbox.CompileOptions{Start: m.Manifest.StartKind(), Schedule: sandbox.Schedule{Name: m.Path, Needed: m.needed}})
+			m.program, m.err = m.inputs.engine.CompileWith(context.Background(), m.wasm, sandbox.CompileOptions{Start: m.Manifest.StartKind(), Schedule: sandbox.Schedule{Name: m.Path, Needed: m.needed, Stop: m.unused}})
 			d := time.Since(start)
+			if errors.Is(m.err, sandbox.ErrStopped) {
+				// Not a compilation that failed: the module no longer
+				// serves, and its bytes go.
+				m.log.Debug("compilation stopped: the module was replaced or removed", "file", m.Path)
+				m.err = fmt.Errorf("the module was replaced or removed before it compiled, so it no longer serves: %w", m.err)
+				m.wasm = nil
+				return
+			}
 			m.observer.Compiled(m.Path, d, m.err)
 			var refused *sandbox.RefusedError
 			switch {
@@ -182,9 +204,13 @@ func (m *Module) snapshot() {
 	if m.Manifest.StartKind() != abi.StartReactor {
 		return
 	}
-	stats, err := m.program.Snapshot(context.Background(), m.Stem, m.Limits, sandbox.Schedule{Name: m.Path, Needed: m.needed})
+	stats, err := m.program.Snapshot(context.Background(), m.Stem, m.Limits, sandbox.Schedule{Name: m.Path, Needed: m.needed, Stop: m.retiring})
 	var failed *sandbox.Failure
 	switch {
+	case errors.Is(err, sandbox.ErrStopped):
+		// Its runs still going start up in full, or from the snapshot
+		// there was.
+		m.log.Debug("snapshot stopped: the module was replaced or removed", "file", m.Path)
 	case errors.Is(err, sandbox.ErrNoSnapshot):
 		m.log.Info("reactor runs its start-up in every call", "file", m.Path, "reason", err)
 	case errors.As(err, &failed):

@@ -3,12 +3,19 @@ package registry
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/internal/sandbox"
+	"github.com/wasmcp/wasmcp/internal/wasmbin"
 	"github.com/wasmcp/wasmcp/internal/wattest"
 )
 
@@ -173,5 +180,118 @@ func TestSnapshotsAreRemadeWhenLimitsOrGrantsChange(t *testing.T) {
 	}
 	if limited := seed(t, r, "show"); limited == granted {
 		t.Error("the snapshot was not remade when the limits changed")
+	}
+}
+
+// logWatch is a log's destination that keeps what is written, and closes
+// seen once a line holding want is.
+type logWatch struct {
+	syncBuffer
+	want string
+	seen chan struct{}
+	once sync.Once
+}
+
+func (l *logWatch) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte(l.want)) {
+		l.once.Do(func() { close(l.seen) })
+	}
+	return l.syncBuffer.Write(p)
+}
+
+// Retiring a module stops the snapshot being made of it: a run that still
+// holds the module goes on without it, and the module is not taken for
+// one whose start-up failed.
+func TestRetiringAModuleStopsItsSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	wasm, err := wasmbin.SetCustomSection(wattest.Build(t, "reactor"), abi.InitSection, []byte("L")) // its start-up loops
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "r.wasm"), wasm)
+	writeSidecar(t, dir, "r", `{"abi":1,"start":"reactor","tools":[{"name":"spin","description":"d","inputSchema":{"type":"object"}}]}`)
+	logs := &logWatch{want: "snapshot started", seen: make(chan struct{})}
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	engine, err := sandbox.NewEngine(context.Background(), sandbox.Config{Engine: os.Getenv("WASMCP_ENGINE"), Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { engine.Close(context.Background()) })
+	r, err := Open(Options{Dir: dir, LoadOptions: LoadOptions{Engine: engine, Ceilings: ceilings, Logger: log}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, tool, err := r.Acquire("spin") // a run, which waits for the module
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tool.Module.Release()
+	type result struct {
+		prog *sandbox.Compiled
+		err  error
+	}
+	compiled := make(chan result, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+		defer cancel()
+		prog, err := tool.Module.Compiled(ctx)
+		compiled <- result{prog, err}
+	}()
+	select {
+	case <-logs.seen:
+	case res := <-compiled:
+		t.Fatalf("Compiled = %v before the snapshot started", res.err)
+	}
+	if err := os.Remove(filepath.Join(dir, "r.wasm")); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	res := <-compiled
+	if res.err != nil {
+		t.Fatalf("the run's module: %v", res.err)
+	}
+	if res.prog.Snapshotted() {
+		t.Error("the stopped snapshot is in service")
+	}
+	if out := logs.String(); !strings.Contains(out, "snapshot stopped: the module was replaced or removed") || strings.Contains(out, "start-up failed") {
+		t.Fatalf("the log does not say the snapshot was stopped, or says the start-up failed:\n%s", out)
+	}
+}
+
+// Retiring a module no run holds stops its compilation made ahead of
+// need, and the warm-up goes on without taking it for one that failed.
+func TestRetiringAModuleStopsItsCompilation(t *testing.T) {
+	dir := slowAndEcho(t)
+	engine, next := stallingEngine(t, len(uncompilable()), "")
+	r, err := Open(Options{Dir: dir, LoadOptions: LoadOptions{Engine: engine, Ceilings: ceilings}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow := r.Current().Modules[1]
+	var logs syncBuffer
+	warmed := r.Current().Warm(context.Background(), slog.New(slog.NewTextHandler(&logs, nil)))
+	// slow is the smaller module, so the warm-up compiles it first.
+	if got := next(); got != fmt.Sprint(len(uncompilable())) {
+		t.Fatalf("the warm-up's first worker had a module of %s bytes; want slow's", got)
+	}
+	if err := os.Remove(slow.Path); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-slow.done:
+	case <-time.After(hangGuard):
+		t.Fatal("the compilation of a removed module went on")
+	}
+	if !errors.Is(slow.err, sandbox.ErrStopped) {
+		t.Fatalf("the removed module's compilation: %v; want it stopped", slow.err)
+	}
+	<-warmed
+	if out := logs.String(); strings.Contains(out, "module does not compile") {
+		t.Fatalf("the warm-up took the stopped compilation for a failed one:\n%s", out)
 	}
 }

@@ -82,6 +82,9 @@ var (
 	ErrCompileMemory = errors.New("compile memory limit")
 	// ErrEngineClosed: the engine was closed, or is closing.
 	ErrEngineClosed = errors.New("the engine is closed")
+	// ErrStopped: the work's Schedule.Stop was closed. It wraps
+	// context.Canceled.
+	ErrStopped = fmt.Errorf("stopped, as its schedule asked: %w", context.Canceled)
 )
 
 // compileError is a compilation that the limits stopped.
@@ -143,8 +146,10 @@ func (e *Engine) compileHere(ctx context.Context, wasm []byte) (program, error) 
 // its turn in q (compileQueue). ctx bounds only the wait for a slot; once
 // work starts, it ends on its own limits, when it gives its slot to one
 // someone waits for (its context then ends, and it waits for a slot
-// again), or when the engine closes, so that the callers that wait for a
-// module share its one compilation.
+// again), when s.Stop closes, or when the engine closes, so that the
+// callers that wait for a module share its one compilation. Work stopped
+// by s.Stop, waiting or running, ends with ErrStopped and is not started
+// over.
 func (e *Engine) inTurn(ctx context.Context, q *compileQueue, what string, s Schedule, work func(context.Context) error) error {
 	needed := s.Needed
 	wanted := needed == nil || closed(needed)
@@ -169,9 +174,15 @@ func (e *Engine) inTurn(ctx context.Context, q *compileQueue, what string, s Sch
 			return ctx.Err()
 		case <-e.stopping.Done():
 			return ErrEngineClosed
+		case <-s.Stop:
+			return ErrStopped
+		}
+		if closed(s.Stop) {
+			// Its turn came as it was stopped.
+			return ErrStopped
 		}
 		e.log.Debug(what+" started", "file", s.Name, "cached", q == e.loading)
-		err := e.attempt(q, j, work)
+		err := e.attempt(q, j, s.Stop, work)
 		if !errors.Is(err, errYielded) {
 			return err
 		}
@@ -180,10 +191,20 @@ func (e *Engine) inTurn(ctx context.Context, q *compileQueue, what string, s Sch
 	}
 }
 
-// attempt runs work once, in the slot j was given in q.
-func (e *Engine) attempt(q *compileQueue, j *compileJob, work func(context.Context) error) error {
+// attempt runs work once, in the slot j was given in q, until it ends or
+// until halt (a Schedule's Stop) closes.
+func (e *Engine) attempt(q *compileQueue, j *compileJob, halt <-chan struct{}, work func(context.Context) error) error {
 	actx, stop := context.WithCancelCause(e.stopping)
 	defer stop(nil)
+	if halt != nil {
+		go func() {
+			select {
+			case <-halt:
+				stop(ErrStopped)
+			case <-actx.Done():
+			}
+		}()
+	}
 	q.begin(j, stop)
 	err := work(actx)
 	if err != nil && actx.Err() != nil {
@@ -209,6 +230,8 @@ func (e *Engine) stopped(cctx context.Context) error {
 		return e.limitError(ErrCompileTime, 0)
 	case errors.Is(cause, errYielded):
 		return errYielded
+	case errors.Is(cause, ErrStopped):
+		return ErrStopped
 	}
 	return ErrEngineClosed
 }

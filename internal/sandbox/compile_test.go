@@ -343,6 +343,44 @@ func TestACompilationMadeAheadGivesItsSlotToOneSomeoneWaitsFor(t *testing.T) {
 	}
 }
 
+// A compilation whose Schedule.Stop closes ends at once, waiting for a
+// slot or running, gives its slot back, and is not started over.
+func TestAStoppedCompilationEndsAtOnce(t *testing.T) {
+	running, waiting, after := wasmgen.Command{}.Bytes(), wattest.Build(t, "trap"), wattest.Build(t, "echo")
+	w, next := stallingWorker(t, running)
+	e := workerEngine(t, w, CompileLimits{Concurrency: 1}, "")
+	compile := func(wasm []byte, stop chan struct{}) chan error {
+		done := make(chan error, 1)
+		go func() {
+			_, err := e.CompileWith(context.Background(), wasm, CompileOptions{Schedule: Schedule{Needed: make(chan struct{}), Stop: stop}})
+			done <- err
+		}()
+		return done
+	}
+	stopRunning, stopWaiting := make(chan struct{}), make(chan struct{})
+	runningDone := compile(running, stopRunning)
+	if got := next(); got != strconv.Itoa(compiledSize(t, running)) {
+		t.Fatalf("first worker had a module of %s bytes; want the one that stalls", got)
+	}
+	// Made ahead too, it waits behind the one that runs.
+	waitingDone := compile(waiting, stopWaiting)
+	close(stopWaiting)
+	if err := <-waitingDone; !errors.Is(err, ErrStopped) {
+		t.Fatalf("the compilation stopped as it waited: %v; want ErrStopped", err)
+	}
+	close(stopRunning)
+	if err := <-runningDone; !errors.Is(err, ErrStopped) {
+		t.Fatalf("the compilation stopped as it ran: %v; want ErrStopped", err)
+	}
+	// The only slot is free, and neither starts over.
+	if _, err := e.Compile(context.Background(), after); err != nil {
+		t.Fatal(err)
+	}
+	if got := next(); got != strconv.Itoa(compiledSize(t, after)) {
+		t.Fatalf("the next worker had a module of %s bytes; want the one compiled after the others stopped", got)
+	}
+}
+
 // A module compiled before loads from the cache in a slot of its own: it
 // does not wait for a compilation someone waits for, which is never
 // stopped, nor stops one, even when compile slots are one.

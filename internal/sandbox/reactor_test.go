@@ -295,6 +295,50 @@ func TestOnlyReactorsAreSnapshotted(t *testing.T) {
 	}
 }
 
+// A snapshot whose Schedule.Stop closes ends at once, gives its slot
+// back, and is not taken for a failed start-up, even when someone waits
+// for it.
+func TestAStoppedSnapshotEndsAtOnceAndRefusesNothing(t *testing.T) {
+	started := &logSignal{want: "snapshot started", seen: make(chan struct{})}
+	e, err := NewEngine(context.Background(), Config{
+		Engine:  os.Getenv("WASMCP_ENGINE"),
+		Compile: CompileLimits{Concurrency: 1},
+		Logger:  slog.New(slog.NewTextHandler(started, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	c := compileReactor(t, e, "L") // its start-up loops
+	lim := small
+	lim.Timeout = 30 * time.Second
+	stop := make(chan struct{})
+	snapped := make(chan error, 1)
+	go func() {
+		_, err := c.Snapshot(context.Background(), "reactor", lim, Schedule{Name: "reactor", Stop: stop})
+		snapped <- err
+	}()
+	select {
+	case <-started.seen:
+	case err := <-snapped:
+		t.Fatalf("the snapshot ended (%v) without starting in a compile slot", err)
+	}
+	close(stop)
+	if err := <-snapped; !errors.Is(err, ErrStopped) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("Snapshot = %v; want ErrStopped", err)
+	}
+	if _, f := c.planFor(Run{}); f != nil {
+		t.Errorf("a stopped snapshot refuses the module: %v", f)
+	}
+	if c.Snapshotted() {
+		t.Error("a stopped snapshot is in service")
+	}
+	// The only slot is free again.
+	if _, err := e.Compile(context.Background(), wattest.Build(t, "echo")); err != nil {
+		t.Fatalf("a compilation after the stopped snapshot: %v", err)
+	}
+}
+
 // logSignal is a log's destination that closes seen when a line holding
 // want is written.
 type logSignal struct {

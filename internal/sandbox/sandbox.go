@@ -378,6 +378,11 @@ type Schedule struct {
 	// waits for, and gives its slot up to one when no other slot is free,
 	// starting over later. Closing Needed says someone waits for it now.
 	Needed <-chan struct{}
+	// Stop, when not nil, stops the work once it is closed, whether it
+	// waits for a slot or runs (its slot is then free at once), and
+	// whether or not someone waits for it: it is never started over, and
+	// it ends with ErrStopped. Closing Stop says no one will use the work.
+	Stop <-chan struct{}
 }
 
 // Compile compiles a command module someone waits for, as CompileWith

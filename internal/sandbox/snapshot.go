@@ -91,8 +91,9 @@ type SnapshotStats struct {
 // The start-up takes a compile slot, as s schedules it: it is work of the
 // load, like a compilation, which a call's compilation or snapshot goes
 // before. ctx bounds the wait for the slot; the start-up itself ends on
-// lim, or when it gives its slot up (to start over later) or the engine
-// closes, which leave the snapshot the module had.
+// lim, or when it gives its slot up (to start over later), s.Stop closes
+// (ErrStopped) or the engine closes, which leave the snapshot the module
+// had: none of these is a failed start-up.
 func (c *Compiled) Snapshot(ctx context.Context, stem string, lim Limits, s Schedule) (SnapshotStats, error) {
 	switch {
 	case c.reactor == nil:
