@@ -295,10 +295,11 @@ func TestOnlyReactorsAreSnapshotted(t *testing.T) {
 	}
 }
 
-// A snapshot whose Schedule.Stop closes ends at once, gives its slot
-// back, and is not taken for a failed start-up, even when someone waits
-// for it.
-func TestAStoppedSnapshotEndsAtOnceAndRefusesNothing(t *testing.T) {
+// loopingStartUp is an engine of one compile slot, whose debug log closes
+// started.seen as a snapshot starts, and a reactor of it whose start-up
+// loops, with limits under which it would loop for 30 s.
+func loopingStartUp(t *testing.T) (*Engine, *Compiled, Limits, *logSignal) {
+	t.Helper()
 	started := &logSignal{want: "snapshot started", seen: make(chan struct{})}
 	e, err := NewEngine(context.Background(), Config{
 		Engine:  os.Getenv("WASMCP_ENGINE"),
@@ -308,10 +309,17 @@ func TestAStoppedSnapshotEndsAtOnceAndRefusesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer e.Close(context.Background())
-	c := compileReactor(t, e, "L") // its start-up loops
+	t.Cleanup(func() { e.Close(context.Background()) })
 	lim := small
 	lim.Timeout = 30 * time.Second
+	return e, compileReactor(t, e, "L"), lim, started
+}
+
+// A snapshot whose Schedule.Stop closes ends at once, gives its slot
+// back, and is not taken for a failed start-up, even when someone waits
+// for it.
+func TestAStoppedSnapshotEndsAtOnceAndRefusesNothing(t *testing.T) {
+	e, c, lim, started := loopingStartUp(t)
 	stop := make(chan struct{})
 	snapped := make(chan error, 1)
 	go func() {
@@ -359,19 +367,7 @@ func (l *logSignal) Write(p []byte) (int, error) {
 // starts over later, and is not taken for a failed start-up when it is
 // stopped so, or by the engine's closing.
 func TestASnapshotMadeAheadGivesItsSlotToACompilationSomeoneWaitsFor(t *testing.T) {
-	started := &logSignal{want: "snapshot started", seen: make(chan struct{})}
-	e, err := NewEngine(context.Background(), Config{
-		Engine:  os.Getenv("WASMCP_ENGINE"),
-		Compile: CompileLimits{Concurrency: 1},
-		Logger:  slog.New(slog.NewTextHandler(started, &slog.HandlerOptions{Level: slog.LevelDebug})),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close(context.Background())
-	c := compileReactor(t, e, "L") // its start-up loops
-	lim := small
-	lim.Timeout = 30 * time.Second
+	e, c, lim, started := loopingStartUp(t)
 	snapped := make(chan error, 1)
 	go func() {
 		_, err := c.Snapshot(context.Background(), "reactor", lim, Schedule{Name: "reactor", Needed: make(chan struct{})})
