@@ -139,16 +139,16 @@ func (p *Pool) Await(ctx context.Context, t *registry.Tool) *sandbox.Prepared {
 	}
 }
 
-// Wanted reports whether Prepare would start an instance for t: the pool
-// prepares at all, is open, has none for t nor is preparing one, and t's
-// guest can be prepared.
+// Wanted reports whether Prepare would start an instance for t, or wait
+// for the one being prepared: the pool prepares at all, is open, has none
+// for t, and t's guest can be prepared.
 func (p *Pool) Wanted(t *registry.Tool) bool {
 	if p.max <= 0 {
 		return false
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return !p.closed && !p.cold[t] && p.ready[t] == nil && p.preparing[t] == nil
+	return !p.closed && !p.cold[t] && p.ready[t] == nil
 }
 
 // Room reports whether the budget has room for another instance.
@@ -163,13 +163,22 @@ func (p *Pool) Room() bool {
 // up. The caller holds a run slot meanwhile (preparing runs the guest's
 // start-up), and releases it after. With evict, a full budget makes room
 // by discarding the instances prepared longest ago; without, the new one
-// is discarded instead. It reports whether the instance was kept.
+// is discarded instead. It reports whether the instance was kept. While
+// t's instance is being prepared already, it waits for that preparation
+// instead, and reports whether it kept one.
 func (p *Pool) Prepare(t *registry.Tool, prog *sandbox.Compiled, r sandbox.Run, evict bool) bool {
 	if p.max <= 0 {
 		return false
 	}
 	p.mu.Lock()
-	skip := p.closed || p.cold[t] || p.ready[t] != nil || p.preparing[t] != nil
+	if ch := p.preparing[t]; ch != nil {
+		// One instance of a tool is prepared at a time: this one is
+		// that one's outcome.
+		p.mu.Unlock()
+		<-ch
+		return p.Ready(t)
+	}
+	skip := p.closed || p.cold[t] || p.ready[t] != nil
 	ch := make(chan struct{})
 	if !skip {
 		p.busy.Add(1) // under the lock, so that Close waits for it
