@@ -1,0 +1,82 @@
+package e2e
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wasmcp/wasmcp/internal/wattest"
+)
+
+// TestResourceSubscriptions subscribes a 2025-11-25 client, over HTTP and
+// over stdio, to a static resource and to a URI a template matches, then
+// changes the module in the watched directory: replacing its file tells
+// the client of both URIs (the new version may read the template's
+// differently); after it unsubscribes from the static one, a change of
+// the manifest tells it of the template URI alone.
+func TestResourceSubscriptions(t *testing.T) {
+	manifest := func(text string) []byte {
+		return []byte(`{"abi":1,"resources":[{"uri":"a://one","name":"one","text":"` + text + `"}],
+			"resourceTemplates":[{"uriTemplate":"t://{id}","name":"t"}]}`)
+	}
+	for _, transport := range []string{"http", "stdio"} {
+		t.Run(transport, func(t *testing.T) {
+			dir := t.TempDir()
+			atomicWrite(t, filepath.Join(dir, "a.manifest.json"), manifest("first"))
+			atomicWrite(t, filepath.Join(dir, "a.wasm"), wattest.Build(t, "trap"))
+
+			updates := make(chan string, 100)
+			client := mcp.NewClient(&mcp.Implementation{Name: "subscriber", Version: "1"}, &mcp.ClientOptions{
+				ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { updates <- req.Params.URI },
+			})
+			var tr mcp.Transport
+			if transport == "http" {
+				tr = &mcp.StreamableClientTransport{Endpoint: startHTTPIn(t, dir).url}
+			} else {
+				tr = &mcp.CommandTransport{Command: exec.Command(binary, "serve", "--tools", dir, "--cache-dir", cacheDir, "--log-level", "warn")}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cs, err := client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cs.Close() })
+			if r := cs.InitializeResult().Capabilities.Resources; r == nil || !r.Subscribe {
+				t.Fatalf("resources capability = %+v; want subscribe", r)
+			}
+			for _, u := range []string{"a://one", "t://x"} {
+				if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: u}); err != nil {
+					t.Fatalf("subscribing to %s: %v", u, err)
+				}
+			}
+			expect := func(what string, want ...string) {
+				t.Helper()
+				for _, w := range want {
+					select {
+					case got := <-updates:
+						if got != w {
+							t.Fatalf("after %s: resources/updated for %s; want %s (all of %v, in order)", what, got, w, want)
+						}
+					case <-ctx.Done():
+						t.Fatalf("after %s: no resources/updated for %s", what, w)
+					}
+				}
+			}
+
+			atomicWrite(t, filepath.Join(dir, "a.wasm"), wattest.Build(t, "echo"))
+			expect("replacing the module", "a://one", "t://x")
+
+			if err := cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "a://one"}); err != nil {
+				t.Fatal(err)
+			}
+			atomicWrite(t, filepath.Join(dir, "a.manifest.json"), manifest("second"))
+			// Sent in URI order: a://one's would come first.
+			expect("changing the manifest after unsubscribing from a://one", "t://x")
+		})
+	}
+}
