@@ -12,8 +12,11 @@ import (
 	"github.com/wasmcp/wasmcp/internal/wattest"
 )
 
-// TestResourceSubscriptions subscribes a 2025-11-25 client, over HTTP and
-// over stdio, to a static resource and to a URI a template matches, then
+// TestResourceSubscriptions subscribes a client of each revision, over
+// HTTP and over stdio, to a static resource and to a URI a template
+// matches (2025-11-25 with resources/subscribe, 2026-07-28 on a
+// subscriptions/listen stream per URI, which the SDK client opens without
+// waiting, so the test waits for the server's log of each), then
 // changes the module in the watched directory: replacing its file tells
 // the client of both URIs (the new version may read the template's
 // differently); after it unsubscribes from the static one, a change of
@@ -23,8 +26,10 @@ func TestResourceSubscriptions(t *testing.T) {
 		return []byte(`{"abi":1,"resources":[{"uri":"a://one","name":"one","text":"` + text + `"}],
 			"resourceTemplates":[{"uriTemplate":"t://{id}","name":"t"}]}`)
 	}
-	for _, transport := range []string{"http", "stdio"} {
-		t.Run(transport, func(t *testing.T) {
+	for _, c := range []struct{ transport, version string }{
+		{"http", "2025-11-25"}, {"http", "2026-07-28"}, {"stdio", "2025-11-25"}, {"stdio", "2026-07-28"},
+	} {
+		t.Run(c.transport+" "+c.version, func(t *testing.T) {
 			dir := t.TempDir()
 			atomicWrite(t, filepath.Join(dir, "a.manifest.json"), manifest("first"))
 			atomicWrite(t, filepath.Join(dir, "a.wasm"), wattest.Build(t, "trap"))
@@ -33,15 +38,23 @@ func TestResourceSubscriptions(t *testing.T) {
 			client := mcp.NewClient(&mcp.Implementation{Name: "subscriber", Version: "1"}, &mcp.ClientOptions{
 				ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { updates <- req.Params.URI },
 			})
-			var tr mcp.Transport
-			if transport == "http" {
-				tr = &mcp.StreamableClientTransport{Endpoint: startHTTPIn(t, dir).url}
+			flags := []string{"--tools", dir, "--cache-dir", cacheDir, "--log-level", "debug"}
+			var (
+				tr mcp.Transport
+				s  *server
+			)
+			if c.transport == "http" {
+				s = startBinary(t, binary, flags...)
+				tr = &mcp.StreamableClientTransport{Endpoint: s.url}
 			} else {
-				tr = &mcp.CommandTransport{Command: exec.Command(binary, "serve", "--tools", dir, "--cache-dir", cacheDir, "--log-level", "warn")}
+				cmd := exec.Command(binary, append([]string{"serve"}, flags...)...)
+				s = &server{cmd: cmd, stderr: &lockedBuffer{}}
+				cmd.Stderr = s.stderr
+				tr = &mcp.CommandTransport{Command: cmd}
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			cs, err := client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			cs, err := client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: c.version})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -53,6 +66,7 @@ func TestResourceSubscriptions(t *testing.T) {
 				if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: u}); err != nil {
 					t.Fatalf("subscribing to %s: %v", u, err)
 				}
+				s.waitLog(t, "resource subscribed", "uri="+u)
 			}
 			expect := func(what string, want ...string) {
 				t.Helper()
@@ -74,6 +88,7 @@ func TestResourceSubscriptions(t *testing.T) {
 			if err := cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "a://one"}); err != nil {
 				t.Fatal(err)
 			}
+			s.waitLog(t, "resource unsubscribed", "uri=a://one")
 			atomicWrite(t, filepath.Join(dir, "a.manifest.json"), manifest("second"))
 			// Sent in URI order: a://one's would come first.
 			expect("changing the manifest after unsubscribing from a://one", "t://x")

@@ -95,7 +95,7 @@ func New(reg *registry.Registry, calls Caller, opts Options) *Server {
 	if completions {
 		handler = completer{reg}.complete
 	}
-	subs := newSubscriptions(reg.Current, func() iter.Seq[*mcp.ServerSession] { return s.mcp.Sessions() })
+	subs := newSubscriptions(reg.Current, func() iter.Seq[*mcp.ServerSession] { return s.mcp.Sessions() }, log)
 	s.subs = subs
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: Name, Title: "wasmcp", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions:       instructions,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"log/slog"
 	"slices"
 	"sync"
 
@@ -25,13 +26,14 @@ const MaxSubscriptions = 1000
 type subscriptions struct {
 	catalog func() *registry.Catalog
 	live    func() iter.Seq[*mcp.ServerSession]
+	log     *slog.Logger
 
 	mu        sync.Mutex
 	bySession map[*mcp.ServerSession]map[string]struct{}
 }
 
-func newSubscriptions(catalog func() *registry.Catalog, live func() iter.Seq[*mcp.ServerSession]) *subscriptions {
-	return &subscriptions{catalog: catalog, live: live, bySession: map[*mcp.ServerSession]map[string]struct{}{}}
+func newSubscriptions(catalog func() *registry.Catalog, live func() iter.Seq[*mcp.ServerSession], log *slog.Logger) *subscriptions {
+	return &subscriptions{catalog: catalog, live: live, log: log, bySession: map[*mcp.ServerSession]map[string]struct{}{}}
 }
 
 // subscribe is the SDK's SubscribeHandler: it refuses a URI that no
@@ -60,6 +62,7 @@ func (s *subscriptions) subscribe(_ context.Context, req *mcp.SubscribeRequest) 
 		s.bySession[req.Session] = uris
 	}
 	uris[uri] = struct{}{}
+	s.log.Debug("resource subscribed", "uri", uri, "session_subscriptions", len(uris))
 	return nil
 }
 
@@ -74,6 +77,7 @@ func (s *subscriptions) unsubscribe(_ context.Context, req *mcp.UnsubscribeReque
 			delete(s.bySession, req.Session)
 		}
 	}
+	s.log.Debug("resource unsubscribed", "uri", req.Params.URI)
 	return nil
 }
 
