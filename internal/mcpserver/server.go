@@ -32,7 +32,8 @@ type Server struct {
 	budget *semaphore.Weighted // bytes of requests held at once
 	// budgetSize is the budget's size, for the messages that name it.
 	budgetSize int64
-	subs       *subscriptions
+	// subs bounds and follows resource subscriptions.
+	subs *subscriptions
 }
 
 // Options configure New.
@@ -95,13 +96,12 @@ func New(reg *registry.Registry, calls Caller, opts Options) *Server {
 	if completions {
 		handler = completer{reg}.complete
 	}
-	subs := newSubscriptions(reg.Current, func() iter.Seq[*mcp.ServerSession] { return s.mcp.Sessions() }, log)
-	s.subs = subs
+	s.subs = newSubscriptions(reg.Current, func() iter.Seq[*mcp.ServerSession] { return s.mcp.Sessions() }, log)
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: Name, Title: "wasmcp", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions:       instructions,
 		CompletionHandler:  handler,
-		SubscribeHandler:   subs.subscribe,
-		UnsubscribeHandler: subs.unsubscribe,
+		SubscribeHandler:   s.subs.subscribe,
+		UnsubscribeHandler: s.subs.unsubscribe,
 		Logger:             sdkLogger(log),
 		// Logging carries tools' log calls. The SDK answers prompts/list and
 		// resources/list whatever is declared (with empty lists when no
@@ -121,7 +121,7 @@ func New(reg *registry.Registry, calls Caller, opts Options) *Server {
 		s.sync(calls, c.Old, c.New)
 		// In the background: the SDK writes each notification in turn, and a
 		// stalled client must not hold up the reload.
-		if uris := subs.changed(c.Old, c.New); len(uris) > 0 {
+		if uris := s.subs.changed(c.Old, c.New); len(uris) > 0 {
 			go s.notifyUpdated(uris)
 		}
 		if !completions && declaresCompletions(c.New) && !declaresCompletions(c.Old) {

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/internal/registry"
 )
 
@@ -21,8 +22,8 @@ const MaxSubscriptions = 1000
 // SDK keeps its own record, which decides who a resources/updated reaches;
 // this one bounds each session's, refuses URIs the server does not serve,
 // and says which URIs a reload may have changed. Sessions the SDK no longer
-// has are forgotten whenever a session subscribes, so the table holds only
-// live sessions' subscriptions.
+// has are forgotten whenever a session subscribes, so an ended session's
+// subscriptions are held no longer than until the next subscription.
 type subscriptions struct {
 	catalog func() *registry.Catalog
 	live    func() iter.Seq[*mcp.ServerSession]
@@ -37,10 +38,18 @@ func newSubscriptions(catalog func() *registry.Catalog, live func() iter.Seq[*mc
 }
 
 // subscribe is the SDK's SubscribeHandler: it refuses a URI that no
-// resource or template of the catalog in service serves, and a session's
+// resource or template of the catalog in service serves, one longer than
+// any a manifest may declare (a template may match a URI of any length,
+// and each is held for as long as the subscription), and a session's
 // subscription past MaxSubscriptions.
 func (s *subscriptions) subscribe(_ context.Context, req *mcp.SubscribeRequest) error {
 	uri := req.Params.URI
+	if len(uri) > abi.MaxURI {
+		return &jsonrpc.Error{
+			Code:    jsonrpc.CodeInvalidParams,
+			Message: fmt.Sprintf("the URI to subscribe to is %d bytes, over the limit of %d: subscribe to a shorter URI", len(uri), abi.MaxURI),
+		}
+	}
 	if _, ok := s.catalog().FindRead(uri); !ok {
 		return mcp.ResourceNotFoundError(uri)
 	}

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/internal/dispatch"
 	"github.com/wasmcp/wasmcp/internal/registry"
 	"github.com/wasmcp/wasmcp/internal/sandbox"
@@ -166,6 +168,20 @@ func TestSubscribeRefusesUnservedURIs(t *testing.T) {
 	if !errors.As(err, &rpc) || rpc.Code != mcp.CodeResourceNotFound {
 		t.Fatalf("subscribing to an unserved URI: %v; want error %d", err, mcp.CodeResourceNotFound)
 	}
+}
+
+// TestSubscribeRefusesOverlongURIs subscribes to a URI the template
+// matches, one byte over abi.MaxURI: refused, and the limit is named.
+func TestSubscribeRefusesOverlongURIs(t *testing.T) {
+	s, _, _ := subsServer(t)
+	cs, _, _ := connectUpdates(t, s)
+	uri := "t://" + strings.Repeat("x", abi.MaxURI-3)
+	err := cs.Subscribe(context.Background(), &mcp.SubscribeParams{URI: uri})
+	var rpc *jsonrpc.Error
+	if !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInvalidParams || !strings.Contains(rpc.Message, fmt.Sprint(abi.MaxURI)) {
+		t.Fatalf("subscribing to a %d-byte URI: %v; want error %d naming the limit", len(uri), err, jsonrpc.CodeInvalidParams)
+	}
+	subscribe(t, cs, uri[:abi.MaxURI])
 }
 
 // TestSubscriptionsAreBoundedPerSession subscribes one session to
