@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"log/slog"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,6 +32,8 @@ type Server struct {
 	budget *semaphore.Weighted // bytes of requests held at once
 	// budgetSize is the budget's size, for the messages that name it.
 	budgetSize int64
+	// subs bounds and follows resource subscriptions.
+	subs *subscriptions
 }
 
 // Options configure New.
@@ -93,24 +96,34 @@ func New(reg *registry.Registry, calls Caller, opts Options) *Server {
 	if completions {
 		handler = completer{reg}.complete
 	}
+	s.subs = newSubscriptions(reg.Current, func() iter.Seq[*mcp.ServerSession] { return s.mcp.Sessions() }, log)
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: Name, Title: "wasmcp", Version: opts.Version}, &mcp.ServerOptions{
-		Instructions:      instructions,
-		CompletionHandler: handler,
-		Logger:            sdkLogger(log),
+		Instructions:       instructions,
+		CompletionHandler:  handler,
+		SubscribeHandler:   s.subs.subscribe,
+		UnsubscribeHandler: s.subs.unsubscribe,
+		Logger:             sdkLogger(log),
 		// Logging carries tools' log calls. The SDK answers prompts/list and
 		// resources/list whatever is declared (with empty lists when no
 		// module declares any), and 2026-07-28 requires a method that is
 		// answered to be declared, so both always are.
 		Capabilities: &mcp.ServerCapabilities{
-			Tools:     &mcp.ToolCapabilities{ListChanged: opts.ListChanged},
-			Logging:   &mcp.LoggingCapabilities{},
-			Prompts:   &mcp.PromptCapabilities{ListChanged: opts.ListChanged},
-			Resources: &mcp.ResourceCapabilities{ListChanged: opts.ListChanged},
+			Tools:   &mcp.ToolCapabilities{ListChanged: opts.ListChanged},
+			Logging: &mcp.LoggingCapabilities{},
+			Prompts: &mcp.PromptCapabilities{ListChanged: opts.ListChanged},
+			// Subscriptions are served whether or not the directory is
+			// watched; without a watch no resource changes.
+			Resources: &mcp.ResourceCapabilities{ListChanged: opts.ListChanged, Subscribe: true},
 		},
 	})
 	s.sync(calls, nil, reg.Current())
 	reg.OnChange(func(c registry.Change) {
 		s.sync(calls, c.Old, c.New)
+		// In the background: the SDK writes each notification in turn, and a
+		// stalled client must not hold up the reload.
+		if uris := s.subs.changed(c.Old, c.New); len(uris) > 0 {
+			go s.notifyUpdated(uris)
+		}
 		if !completions && declaresCompletions(c.New) && !declaresCompletions(c.Old) {
 			log.Warn("completions declared after start are not served: the completions capability is fixed when the server starts; restart it to serve them")
 		}
