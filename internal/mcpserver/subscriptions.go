@@ -31,10 +31,21 @@ type subscriptions struct {
 
 	mu        sync.Mutex
 	bySession map[*mcp.ServerSession]map[string]struct{}
+	// fromTemplates are the URIs of templates ever subscribed to. The SDK
+	// keeps an entry for each URI subscribed to by a session that ended
+	// without unsubscribing, for as long as the server runs; declared
+	// resources bound those, but a template matches URIs without end, so
+	// their number is bounded here (MaxTemplateURIs).
+	fromTemplates map[string]struct{}
 }
 
+// MaxTemplateURIs bounds the distinct URIs of resource templates the
+// server takes subscriptions to while it runs: at the longest URI, about
+// 20 MiB of the SDK's table.
+const MaxTemplateURIs = 10000
+
 func newSubscriptions(catalog func() *registry.Catalog, live func() iter.Seq[*mcp.ServerSession], log *slog.Logger) *subscriptions {
-	return &subscriptions{catalog: catalog, live: live, log: log, bySession: map[*mcp.ServerSession]map[string]struct{}{}}
+	return &subscriptions{catalog: catalog, live: live, log: log, bySession: map[*mcp.ServerSession]map[string]struct{}{}, fromTemplates: map[string]struct{}{}}
 }
 
 // subscribe is the SDK's SubscribeHandler: it refuses a URI that no
@@ -50,7 +61,8 @@ func (s *subscriptions) subscribe(_ context.Context, req *mcp.SubscribeRequest) 
 			Message: fmt.Sprintf("the URI to subscribe to is %d bytes, over the limit of %d: subscribe to a shorter URI", len(uri), abi.MaxURI),
 		}
 	}
-	if _, ok := s.catalog().FindRead(uri); !ok {
+	read, ok := s.catalog().FindRead(uri)
+	if !ok {
 		return mcp.ResourceNotFoundError(uri)
 	}
 	s.mu.Lock()
@@ -59,6 +71,13 @@ func (s *subscriptions) subscribe(_ context.Context, req *mcp.SubscribeRequest) 
 	uris := s.bySession[req.Session]
 	if _, ok := uris[uri]; ok {
 		return nil
+	}
+	_, seen := s.fromTemplates[uri]
+	if read.Template != nil && !seen && len(s.fromTemplates) >= MaxTemplateURIs {
+		return &jsonrpc.Error{
+			Code:    jsonrpc.CodeInvalidParams,
+			Message: fmt.Sprintf("the server has taken subscriptions to %d distinct URIs of resource templates, the most it keeps: subscribe to a resource a module declares, or to one of those URIs", MaxTemplateURIs),
+		}
 	}
 	if len(uris) >= MaxSubscriptions {
 		return &jsonrpc.Error{
@@ -71,6 +90,9 @@ func (s *subscriptions) subscribe(_ context.Context, req *mcp.SubscribeRequest) 
 		s.bySession[req.Session] = uris
 	}
 	uris[uri] = struct{}{}
+	if read.Template != nil {
+		s.fromTemplates[uri] = struct{}{}
+	}
 	s.log.Debug("resource subscribed", "uri", uri, "session_subscriptions", len(uris))
 	return nil
 }

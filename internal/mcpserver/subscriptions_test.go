@@ -219,3 +219,26 @@ func TestEndedSessionsSubscriptionsAreDropped(t *testing.T) {
 		t.Errorf("%d sessions hold subscriptions; want only the live one", len(s.subs.bySession))
 	}
 }
+
+// TestTemplateURIsAreBoundedInAll subscribes sessions that end without
+// unsubscribing to MaxTemplateURIs distinct URIs of a template, as the
+// SDK keeps an entry for each: the next distinct one is refused, while a
+// URI taken before and a declared resource still may be subscribed to.
+func TestTemplateURIsAreBoundedInAll(t *testing.T) {
+	s, _, _ := subsServer(t)
+	for start := 0; start < MaxTemplateURIs; start += MaxSubscriptions {
+		cs, ss, _ := connectUpdates(t, s)
+		for i := start; i < min(start+MaxSubscriptions, MaxTemplateURIs); i++ {
+			subscribe(t, cs, fmt.Sprintf("t://%d", i))
+		}
+		cs.Close()
+		ss.Wait()
+	}
+	cs, _, _ := connectUpdates(t, s)
+	err := cs.Subscribe(context.Background(), &mcp.SubscribeParams{URI: "t://one-more"})
+	var rpc *jsonrpc.Error
+	if !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInvalidParams || !strings.Contains(rpc.Message, fmt.Sprint(MaxTemplateURIs)) {
+		t.Fatalf("a template URI past the bound: %v; want error %d naming it", err, jsonrpc.CodeInvalidParams)
+	}
+	subscribe(t, cs, "t://7", "a://one")
+}
