@@ -1,0 +1,58 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// entriesManifest declares what the modules of testdata/entries_* serve: a
+// template of notes their resources/read reads, and a prompt their
+// prompts/get gets.
+const entriesManifest = `{"abi":1,"start":"reactor",
+	"resourceTemplates":[{"uriTemplate":"notes://{id}","name":"note","mimeType":"text/plain"}],
+	"prompts":[{"name":"summarise_note","arguments":[{"name":"id","required":true}]}],
+	"limits":{"memory":"64MiB"}}`
+
+// checkGuestEntries reads a note and gets the prompt from the module
+// serving them in dir, through the server and the Go SDK's client, and
+// checks that a read the module fails is the client's error with the
+// module's message.
+func checkGuestEntries(t *testing.T, dir string) {
+	t.Helper()
+	s := startHTTPIn(t, dir)
+	for _, version := range versions {
+		cs := connectHTTP(t, s, version)
+		if c := read(t, cs, "notes://a"); c.Text != "note A" || c.MIMEType != "text/plain" {
+			t.Errorf("%s: notes://a = %+v; want note A as text/plain", version, c)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "notes://z"})
+		if err == nil || !strings.Contains(err.Error(), "there is no note z: the notes are a, b") {
+			t.Errorf("%s: reading a missing note: %v; want the module's error", version, err)
+		}
+		res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "summarise_note", Arguments: map[string]string{"id": "b"}})
+		if err != nil {
+			t.Fatalf("%s: prompts/get: %v", version, err)
+		}
+		if len(res.Messages) != 1 || res.Messages[0].Role != "user" || res.Description != "Summary of note b" {
+			t.Fatalf("%s: summarise_note = %+v", version, res)
+		}
+		if text, ok := res.Messages[0].Content.(*mcp.TextContent); !ok || text.Text != "Summarise note b: note B" {
+			t.Errorf("%s: summarise_note's message = %+v", version, res.Messages[0].Content)
+		}
+	}
+}
+
+// TestPythonResourcesAndPrompts serves a resource template and a prompt
+// from a Python module made with the SDK's @wasmcp.resources and
+// @wasmcp.prompts.
+func TestPythonResourcesAndPrompts(t *testing.T) {
+	dir := t.TempDir()
+	buildPython(t, dir, "notes", "testdata/entries_py", entriesManifest)
+	checkGuestEntries(t, dir)
+}

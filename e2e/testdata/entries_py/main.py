@@ -1,0 +1,20 @@
+"""A Python module serving a resource template and a prompt through the
+SDK's @wasmcp.resources and @wasmcp.prompts (e2e/guest_entries_test.go)."""
+
+import wasmcp
+
+NOTES = {"a": "note A", "b": "note B"}
+
+
+@wasmcp.resources
+def read(uri, arguments):
+    note = arguments.get("id", "")
+    if note not in NOTES:
+        raise wasmcp.ToolError("there is no note %s: the notes are %s" % (note, ", ".join(NOTES)))
+    return NOTES[note]
+
+
+@wasmcp.prompts
+def get(name, arguments):
+    return {"description": "Summary of note " + arguments["id"],
+            "messages": [{"role": "user", "content": "Summarise note %s: %s" % (arguments["id"], NOTES.get(arguments["id"], "?"))}]}
