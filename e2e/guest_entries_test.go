@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -9,17 +10,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// entriesManifest declares what the modules of testdata/entries_* serve: a
-// template of notes their resources/read reads, and a prompt their
-// prompts/get gets.
-const entriesManifest = `{"abi":1,"start":"reactor",
-	"resourceTemplates":[{"uriTemplate":"notes://{id}","name":"note","mimeType":"text/plain"}],
-	"prompts":[{"name":"summarise_note","arguments":[{"name":"id","required":true}]}],
-	"limits":{"memory":"64MiB"}}`
-
-// checkGuestEntries reads a note and gets the prompt from the module
-// serving them in dir, through the server and the Go SDK's client, and
-// checks that a read the module fails is the client's error with the
+// checkGuestEntries reads a note and gets a prompt from the module serving
+// them in dir (testdata/notes.manifest.json declares them), through the
+// server and the Go SDK's client, and checks that a read the module fails,
+// and answers the SDK refuses to write, are the client's errors with the
 // module's message.
 func checkGuestEntries(t *testing.T, dir string) {
 	t.Helper()
@@ -34,6 +28,14 @@ func checkGuestEntries(t *testing.T, dir string) {
 		_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "notes://z"})
 		if err == nil || !strings.Contains(err.Error(), "there is no note z: the notes are a, b") {
 			t.Errorf("%s: reading a missing note: %v; want the module's error", version, err)
+		}
+		_, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "notes://none"})
+		if err == nil || !strings.Contains(err.Error(), "the read returned no contents") {
+			t.Errorf("%s: a read without contents: %v; want the SDK's error", version, err)
+		}
+		_, err = cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "broken_note"})
+		if err == nil || !strings.Contains(err.Error(), `the prompt's messages[0].role is "system", not user or assistant`) {
+			t.Errorf("%s: a prompt with a system message: %v; want the SDK's error", version, err)
 		}
 		res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "summarise_note", Arguments: map[string]string{"id": "b"}})
 		if err != nil {
@@ -52,7 +54,15 @@ func checkGuestEntries(t *testing.T, dir string) {
 // from a Python module made with the SDK's @wasmcp.resources and
 // @wasmcp.prompts.
 func TestPythonResourcesAndPrompts(t *testing.T) {
+	manifest, err := os.ReadFile("testdata/notes.manifest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
-	buildPython(t, dir, "notes", "testdata/entries_py", entriesManifest)
+	buildPython(t, dir, "notes", "testdata/notes_py", string(manifest))
 	checkGuestEntries(t, dir)
 }
+
+// TestJavaScriptResourcesAndPrompts serves the same from a JavaScript
+// module made with the SDK's resources() and prompts().
+func TestJavaScriptResourcesAndPrompts(t *testing.T) { checkGuestEntries(t, buildJS(t, "notes")) }

@@ -167,7 +167,7 @@ class Entries(unittest.TestCase):
     def test_a_bad_prompt_fails(self):
         for name, want in [
             ("empty", "the prompt has no messages\n"),
-            ("role", "the prompt's messages[0].role is 'system', not user or assistant\n"),
+            ("role", "the prompt's messages[0].role is \"system\", not user or assistant\n"),
             ("other", "no such prompt\n"),
         ]:
             self.assertEqual(serve(ENTRIES, "prompts/get", '{"name":"%s"}' % name), (1, "", want), name)

@@ -157,7 +157,7 @@ def _messages(value):
         if not isinstance(m, dict) or set(m) != {"role", "content"}:
             raise ToolError("the prompt's messages[%d] is not a dict of role and content" % i)
         if m["role"] not in ("user", "assistant"):
-            raise ToolError("the prompt's messages[%d].role is %r, not user or assistant" % (i, m["role"]))
+            raise ToolError("the prompt's messages[%d].role is \"%s\", not user or assistant" % (i, m["role"]))
         content = text(m["content"]) if isinstance(m["content"], str) else m["content"]
         if not isinstance(content, dict) or "type" not in content:
             raise ToolError("the prompt's messages[%d].content is not a content block" % i)
