@@ -172,6 +172,19 @@ class Entries(unittest.TestCase):
         ]:
             self.assertEqual(serve(ENTRIES, "prompts/get", '{"name":"%s"}' % name), (1, "", want), name)
 
+    def test_one_function_per_entry_point(self):
+        code, _, err = serve("""
+            import wasmcp
+            @wasmcp.prompts
+            def a(name, arguments):
+                return []
+            @wasmcp.prompts
+            def b(name, arguments):
+                return []
+        """, "prompts/get", '{"name":"p"}')
+        self.assertEqual(code, 1)
+        self.assertIn("ValueError: two functions are registered for prompts/get", err)
+
     def test_an_entry_point_the_module_lacks(self):
         src = "def f():\n    return 'ok'\n"
         self.assertEqual(serve(src, "resources/read", '{"uri":"a://x"}'),

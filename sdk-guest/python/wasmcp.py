@@ -15,7 +15,8 @@ What it returns is written to stdout, which the host reads as the
 manifest's output mode says: a str as it is (mode "text"), anything else
 as JSON (a dict for mode "json"; wasmcp.result(...) for mode "result").
 Raising ToolError("...") fails the call with that message; any other
-exception fails it with its traceback. print() writes to stderr, which the
+exception fails it with its traceback. A function marked @resources or
+@prompts serves the module's resource reads or prompts the same way. print() writes to stderr, which the
 host shows when the call fails: stdout is the result's alone.
 
 The runtime (sdk-guest/python/runtime) imports the tool once, before any
@@ -33,8 +34,9 @@ except ImportError:  # not in the wasmcp runtime
     _wasmcp = None
 
 __all__ = [
-    "tool", "resources", "prompts", "READ_RESOURCE", "GET_PROMPT", "ToolError", "HostError", "log", "progress", "http", "Response",
-    "result", "text", "image", "LEVELS", "MAX_MESSAGE",
+    "tool", "resources", "prompts", "READ_RESOURCE", "GET_PROMPT",
+    "ToolError", "HostError", "log", "progress", "http", "Response", "result",
+    "text", "image", "LEVELS", "MAX_MESSAGE",
     "OK", "FAULT", "INVALID", "ENCODING", "TOO_LONG", "LIMIT", "ORDER", "DENIED", "NETWORK",
 ]
 
