@@ -26,6 +26,47 @@ declare module "wasmcp" {
    */
   export function tools(map: { [name: string]: Tool }): void;
 
+  /**
+   * One of a read's contents: text, or blob (bytes). uri may be left out (it
+   * is the URI read), and mimeType defaults to the manifest's.
+   */
+  export type ResourceContents =
+    | { uri?: string; mimeType?: string; text: string }
+    | { uri?: string; mimeType?: string; blob: Uint8Array | ArrayBuffer };
+
+  /**
+   * Registers the handler of the module's resources/read (docs/abi.md,
+   * "Reading a resource"): it answers the reads of every resource the
+   * manifest declares without contents and of every URI its templates match.
+   * args holds the template's variables (a string each, an array for an
+   * exploded variable with several values), and is {} for a declared
+   * resource. It returns a string (text), bytes (a blob) or an array of
+   * contents; a thrown error fails the read with its message. Call it once.
+   */
+  export function resources(
+    handler: (uri: string, args: { [name: string]: string | string[] }) =>
+      string | Uint8Array | ArrayBuffer | ResourceContents[] | Promise<string | Uint8Array | ArrayBuffer | ResourceContents[]>,
+  ): void;
+
+  /** One message of a prompt: a content block, or a string for a text block. */
+  export interface PromptMessage {
+    role: "user" | "assistant";
+    content: Content | string;
+  }
+
+  /** What a prompt handler returns: its messages, with or without a description. */
+  export type PromptResult = PromptMessage[] | { description?: string; messages: PromptMessage[] };
+
+  /**
+   * Registers the handler of the module's prompts/get (docs/abi.md, "Getting
+   * a prompt"): it gets every prompt the manifest declares without messages,
+   * by name. The host has checked args against the arguments the manifest
+   * declares. A thrown error fails the request with its message. Call it once.
+   */
+  export function prompts(
+    handler: (name: string, args: { [name: string]: string }) => PromptResult | Promise<PromptResult>,
+  ): void;
+
   /** The MCP log levels, in increasing severity. */
   export type Level = "debug" | "info" | "notice" | "warning" | "error" | "critical" | "alert" | "emergency";
 

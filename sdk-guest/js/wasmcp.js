@@ -43,6 +43,86 @@ export function tools(map) {
   registry = r;
 }
 
+// The entry points a module may serve besides its tools: the host starts the
+// module with one of them as argv[1] (docs/abi.md, "Reading a resource" and
+// "Getting a prompt"). No tool may have these names.
+const readResource = "resources/read";
+const getPrompt = "prompts/get";
+const entries = Object.create(null);
+
+function entry(point, fn, handler) {
+  if (typeof handler !== "function") throw new TypeError(`${fn}() needs a handler function, not ${describe(handler)}`);
+  if (entries[point] !== undefined) throw new Error(`${fn}() was called twice: one handler serves every ${point}`);
+  entries[point] = handler;
+}
+
+/**
+ * Registers the handler of the module's resources/read: handler(uri, args)
+ * answers the reads of every resource the manifest declares without contents
+ * and of every URI its templates match (args: the template's variables).
+ */
+export function resources(handler) { entry(readResource, "resources", handler); }
+
+/**
+ * Registers the handler of the module's prompts/get: handler(name, args) gets
+ * every prompt the manifest declares without messages.
+ */
+export function prompts(handler) { entry(getPrompt, "prompts", handler); }
+
+function bytesOf(v) {
+  return v instanceof Uint8Array ? v : v instanceof ArrayBuffer ? new Uint8Array(v) : null;
+}
+
+// The resources/read answer for what a handler returned; throws what is wrong.
+function contentsOf(out) {
+  if (typeof out === "string") out = [{ text: out }];
+  else if (bytesOf(out) !== null) out = [{ blob: out }];
+  if (!Array.isArray(out) || out.length === 0) {
+    throw new Error(`the read returned ${Array.isArray(out) ? "no contents" : describe(out)}; return a string, bytes or an array of contents`);
+  }
+  return {
+    contents: out.map((c, i) => {
+      if (c === null || typeof c !== "object" || Array.isArray(c)) throw new Error(`the read's contents[${i}] is ${describe(c)}, not an object`);
+      const extra = Object.keys(c).filter((k) => !["uri", "mimeType", "text", "blob"].includes(k));
+      if (extra.length > 0) throw new Error(`the read's contents[${i}] has ${extra.join(", ")}; contents hold only uri, mimeType, and text or blob`);
+      if (("text" in c) === ("blob" in c)) throw new Error(`the read's contents[${i}] must have exactly one of text and blob`);
+      const w = { ...c };
+      if ("blob" in c) {
+        const b = bytesOf(c.blob);
+        if (b === null) throw new Error(`the read's contents[${i}].blob is ${describe(c.blob)}, not a Uint8Array`);
+        w.blob = toBase64(b);
+      } else if (typeof c.text !== "string") {
+        throw new Error(`the read's contents[${i}].text is ${describe(c.text)}, not a string`);
+      }
+      return w;
+    }),
+  };
+}
+
+// The prompts/get answer for what a handler returned; throws what is wrong.
+function messagesOf(out) {
+  const answer = {};
+  if (out !== null && typeof out === "object" && !Array.isArray(out)) {
+    const extra = Object.keys(out).filter((k) => k !== "description" && k !== "messages");
+    if (extra.length > 0) throw new Error(`the prompt's answer has ${extra.join(", ")}; it holds only description and messages`);
+    if (out.description !== undefined) answer.description = String(out.description);
+    out = out.messages;
+  }
+  if (!Array.isArray(out) || out.length === 0) throw new Error("the prompt has no messages");
+  answer.messages = out.map((m, i) => {
+    if (m === null || typeof m !== "object" || Object.keys(m).sort().join() !== "content,role") {
+      throw new Error(`the prompt's messages[${i}] is not an object of role and content`);
+    }
+    if (m.role !== "user" && m.role !== "assistant") throw new Error(`the prompt's messages[${i}].role is "${m.role}", not user or assistant`);
+    const content = typeof m.content === "string" ? { type: "text", text: m.content } : m.content;
+    if (content === null || typeof content !== "object" || typeof content.type !== "string") {
+      throw new Error(`the prompt's messages[${i}].content is not a content block`);
+    }
+    return { role: m.role, content };
+  });
+  return answer;
+}
+
 function describe(v) {
   if (v === null) return "null";
   if (Array.isArray(v)) return "an array";
@@ -154,6 +234,7 @@ function errorText(e) {
 }
 
 async function run(name, input) {
+  if (name === readResource || name === getPrompt) return serveEntry(name, input);
   if (registry === null) return fail("this module registers no tools: its code must call tools({...}) from \"wasmcp\"");
   const names = Object.keys(registry);
   if (name === "" && names.length === 1) name = names[0];
@@ -190,6 +271,29 @@ async function run(name, input) {
     return fail(`${name}'s result cannot be written as JSON: ${errorText(e)}`);
   }
   host.write(1, s);
+  return 0;
+}
+
+async function serveEntry(point, input) {
+  const handler = entries[point];
+  if (handler === undefined) {
+    return fail(`this module serves no ${point}: its code must call ${point === readResource ? "resources" : "prompts"}(handler) from "wasmcp"`);
+  }
+  let req;
+  try {
+    req = JSON.parse(input);
+  } catch (e) {
+    return fail(`invalid ${point} request: not JSON: ${errorText(e)}`);
+  }
+  if (req === null || typeof req !== "object" || Array.isArray(req)) return fail(`invalid ${point} request: it must be a JSON object, not ${describe(req)}`);
+  let answer;
+  try {
+    const out = await handler(point === readResource ? req.uri : req.name, req.arguments ?? {});
+    answer = JSON.stringify(point === readResource ? contentsOf(out) : messagesOf(out));
+  } catch (e) {
+    return fail(errorText(e));
+  }
+  host.write(1, answer);
   return 0;
 }
 

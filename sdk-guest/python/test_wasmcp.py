@@ -104,6 +104,95 @@ class Serve(unittest.TestCase):
         self.assertIn("the tool returned a value that is not JSON", err)
 
 
+ENTRIES = """
+    import wasmcp
+
+    @wasmcp.resources
+    def read(uri, arguments):
+        if uri == "a://bytes":
+            return b"\\x00\\x01\\x02"
+        if uri == "a://list":
+            return [{"uri": uri, "mimeType": "image/png", "blob": b"\\x00\\x01\\x02"}, {"text": ""}]
+        if uri == "a://none":
+            return []
+        if uri == "a://both":
+            return [{"text": "a", "blob": b"b"}]
+        if uri == "a://extra":
+            return [{"text": "a", "size": 1}]
+        if uri == "a://missing":
+            raise wasmcp.ToolError("there is no item " + arguments["id"])
+        return "item " + arguments["id"]
+
+    @wasmcp.prompts
+    def get(name, arguments):
+        if name == "greet":
+            return {"description": "d", "messages": [{"role": "user", "content": "hello " + arguments["who"]}]}
+        if name == "plain":
+            return [{"role": "assistant", "content": wasmcp.image(b"\\x89PNG", "image/png")}]
+        if name == "empty":
+            return []
+        if name == "role":
+            return [{"role": "system", "content": "x"}]
+        raise wasmcp.ToolError("no such prompt")
+"""
+
+
+class Entries(unittest.TestCase):
+    def test_resources(self):
+        for req, want in [
+            ('{"uri":"a://items/7","arguments":{"id":"7"}}', '{"contents":[{"text":"item 7"}]}'),
+            ('{"uri":"a://bytes","arguments":{}}', '{"contents":[{"blob":"AAEC"}]}'),
+            ('{"uri":"a://list","arguments":{}}',
+             '{"contents":[{"uri":"a://list","mimeType":"image/png","blob":"AAEC"},{"text":""}]}'),
+        ]:
+            self.assertEqual(serve(ENTRIES, "resources/read", req), (0, want, ""), req)
+
+    def test_a_bad_read_fails(self):
+        for uri, want in [
+            ("a://none", "the read returned no contents: return a str, bytes or a list of contents\n"),
+            ("a://both", "the read's contents[0] must have exactly one of text and blob\n"),
+            ("a://extra", "the read's contents[0] has 'size'; contents hold only uri, mimeType, and text or blob\n"),
+            ("a://missing", "there is no item 9\n"),
+        ]:
+            self.assertEqual(serve(ENTRIES, "resources/read", '{"uri":"%s","arguments":{"id":"9"}}' % uri),
+                             (1, "", want), uri)
+
+    def test_prompts(self):
+        self.assertEqual(serve(ENTRIES, "prompts/get", '{"name":"greet","arguments":{"who":"Ada"}}'), (0, (
+            '{"description":"d","messages":[{"role":"user","content":{"type":"text","text":"hello Ada"}}]}'), ""))
+        self.assertEqual(serve(ENTRIES, "prompts/get", '{"name":"plain"}'), (0, (
+            '{"messages":[{"role":"assistant","content":{"type":"image","data":"iVBORw==","mimeType":"image/png"}}]}'),
+            ""))
+
+    def test_a_bad_prompt_fails(self):
+        for name, want in [
+            ("empty", "the prompt has no messages\n"),
+            ("role", "the prompt's messages[0].role is \"system\", not user or assistant\n"),
+            ("other", "no such prompt\n"),
+        ]:
+            self.assertEqual(serve(ENTRIES, "prompts/get", '{"name":"%s"}' % name), (1, "", want), name)
+
+    def test_one_function_per_entry_point(self):
+        code, _, err = serve("""
+            import wasmcp
+            @wasmcp.prompts
+            def a(name, arguments):
+                return []
+            @wasmcp.prompts
+            def b(name, arguments):
+                return []
+        """, "prompts/get", '{"name":"p"}')
+        self.assertEqual(code, 1)
+        self.assertIn("ValueError: two functions are registered for prompts/get", err)
+
+    def test_an_entry_point_the_module_lacks(self):
+        src = "def f():\n    return 'ok'\n"
+        self.assertEqual(serve(src, "resources/read", '{"uri":"a://x"}'),
+                         (1, "", "this module serves no resources/read: register a function with @wasmcp.resources\n"))
+        self.assertEqual(serve(src, "prompts/get", '{"name":"p"}'),
+                         (1, "", "this module serves no prompts/get: register a function with @wasmcp.prompts\n"))
+
+
 class Messages(unittest.TestCase):
     def test_messages_are_cut_at_a_character_boundary(self):
         cut = wasmcp._cut("é" * 5000)

@@ -15,7 +15,8 @@ What it returns is written to stdout, which the host reads as the
 manifest's output mode says: a str as it is (mode "text"), anything else
 as JSON (a dict for mode "json"; wasmcp.result(...) for mode "result").
 Raising ToolError("...") fails the call with that message; any other
-exception fails it with its traceback. print() writes to stderr, which the
+exception fails it with its traceback. A function marked @resources or
+@prompts serves the module's resource reads or prompts the same way. print() writes to stderr, which the
 host shows when the call fails: stdout is the result's alone.
 
 The runtime (sdk-guest/python/runtime) imports the tool once, before any
@@ -33,8 +34,9 @@ except ImportError:  # not in the wasmcp runtime
     _wasmcp = None
 
 __all__ = [
-    "tool", "ToolError", "HostError", "log", "progress", "http", "Response",
-    "result", "text", "image", "LEVELS", "MAX_MESSAGE",
+    "tool", "resources", "prompts", "READ_RESOURCE", "GET_PROMPT",
+    "ToolError", "HostError", "log", "progress", "http", "Response", "result",
+    "text", "image", "LEVELS", "MAX_MESSAGE",
     "OK", "FAULT", "INVALID", "ENCODING", "TOO_LONG", "LIMIT", "ORDER", "DENIED", "NETWORK",
 ]
 
@@ -47,7 +49,14 @@ LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "e
 # The longest log or progress message the host accepts, in UTF-8 bytes.
 MAX_MESSAGE = 8192
 
+# The entry points a module may serve besides its tools: the host starts
+# the module with one of them as argv[1] (docs/abi.md, "Reading a resource"
+# and "Getting a prompt"). No tool may have these names.
+READ_RESOURCE = "resources/read"
+GET_PROMPT = "prompts/get"
+
 _tools = {}
+_entries = {}  # entry point -> (handler, the function that checks and encodes its answer)
 
 
 def tool(fn=None, *, name=None):
@@ -64,6 +73,99 @@ def tool(fn=None, *, name=None):
         return f
 
     return register(fn) if fn is not None else register
+
+
+def _entry(point, check):
+    def register(fn):
+        if point in _entries:
+            raise ValueError("two functions are registered for %s" % point)
+        _entries[point] = (fn, check)
+        return fn
+    return register
+
+
+def resources(fn):
+    """Registers fn(uri, arguments) as the module's resources/read: it
+    answers the reads of every resource the manifest declares without
+    contents and of every URI its templates match. arguments holds the
+    template's variables (a str each, a list for an exploded variable
+    with several values), and is empty for a declared resource.
+
+    fn returns the contents: a str (text), bytes (a blob), or a list of
+    dicts, each with "text" (a str) or "blob" (bytes), and optionally
+    "uri" (the URI read) and "mimeType" (by default the manifest's).
+    Raising ToolError fails the read with that message."""
+    return _entry(READ_RESOURCE, _contents)(fn)
+
+
+def prompts(fn):
+    """Registers fn(name, arguments) as the module's prompts/get: it gets
+    every prompt the manifest declares without messages, dispatching on
+    name. The host has checked arguments (a dict of str) against those
+    the manifest declares.
+
+    fn returns the messages: a list of dicts {"role": "user" or
+    "assistant", "content": a content block, or a str for a text block},
+    or a dict {"description": ..., "messages": [...]}. Raising ToolError
+    fails the request with that message."""
+    return _entry(GET_PROMPT, _messages)(fn)
+
+
+def _contents(value):
+    """The resources/read answer for what fn returned, or ToolError."""
+    if isinstance(value, str):
+        value = [{"text": value}]
+    elif isinstance(value, (bytes, bytearray)):
+        value = [{"blob": value}]
+    if not isinstance(value, (list, tuple)) or not value:
+        raise ToolError("the read returned no contents: return a str, bytes or a list of contents")
+    contents = []
+    for i, c in enumerate(value):
+        if not isinstance(c, dict):
+            raise ToolError("the read's contents[%d] is a %s, not a dict" % (i, type(c).__name__))
+        extra = sorted(set(c) - {"uri", "mimeType", "text", "blob"})
+        if extra:
+            raise ToolError("the read's contents[%d] has %s; contents hold only uri, mimeType, and text or blob"
+                            % (i, ", ".join(map(repr, extra))))
+        if ("text" in c) == ("blob" in c):
+            raise ToolError("the read's contents[%d] must have exactly one of text and blob" % i)
+        c = dict(c)
+        if "blob" in c:
+            if not isinstance(c["blob"], (bytes, bytearray)):
+                raise ToolError("the read's contents[%d].blob is a %s, not bytes" % (i, type(c["blob"]).__name__))
+            import base64
+            c["blob"] = base64.b64encode(c["blob"]).decode("ascii")
+        elif not isinstance(c["text"], str):
+            raise ToolError("the read's contents[%d].text is a %s, not a str" % (i, type(c["text"]).__name__))
+        contents.append(c)
+    return {"contents": contents}
+
+
+def _messages(value):
+    """The prompts/get answer for what fn returned, or ToolError."""
+    answer = {}
+    if isinstance(value, dict):
+        extra = sorted(set(value) - {"description", "messages"})
+        if extra:
+            raise ToolError("the prompt's answer has %s; it holds only description and messages"
+                            % ", ".join(map(repr, extra)))
+        if "description" in value:
+            answer["description"] = str(value["description"])
+        value = value.get("messages")
+    if not isinstance(value, (list, tuple)) or not value:
+        raise ToolError("the prompt has no messages")
+    messages = []
+    for i, m in enumerate(value):
+        if not isinstance(m, dict) or set(m) != {"role", "content"}:
+            raise ToolError("the prompt's messages[%d] is not a dict of role and content" % i)
+        if m["role"] not in ("user", "assistant"):
+            raise ToolError("the prompt's messages[%d].role is \"%s\", not user or assistant" % (i, m["role"]))
+        content = text(m["content"]) if isinstance(m["content"], str) else m["content"]
+        if not isinstance(content, dict) or "type" not in content:
+            raise ToolError("the prompt's messages[%d].content is not a content block" % i)
+        messages.append({"role": m["role"], "content": content})
+    answer["messages"] = messages
+    return answer
 
 
 class ToolError(Exception):
@@ -238,15 +340,25 @@ def _find(entry, name):
 
 
 def _serve(entry, argv, raw):
-    """Serves one call (the runtime calls this): argv is [stem, tool name],
-    raw the arguments as JSON."""
+    """Serves one call (the runtime calls this): argv is [stem, tool name]
+    or [stem, entry point], raw the arguments or the request as JSON."""
     name = argv[1] if len(argv) > 1 else None
-    if name is None and len(_tools) == 1:
-        name = next(iter(_tools))
-    fn = _find(entry, name)
-    if fn is None:
-        known = ", ".join(sorted(_tools)) or "none registered with @wasmcp.tool"
-        _fail("this module has no tool %r (its tools: %s)" % (name, known))
+    if name in (READ_RESOURCE, GET_PROMPT):
+        if name not in _entries:
+            how = "@wasmcp.resources" if name == READ_RESOURCE else "@wasmcp.prompts"
+            _fail("this module serves no %s: register a function with %s" % (name, how))
+        handler, check = _entries[name]
+        key = "uri" if name == READ_RESOURCE else "name"
+
+        def fn(**req):
+            return check(handler(req.get(key), req.get("arguments") or {}))
+    else:
+        if name is None and len(_tools) == 1:
+            name = next(iter(_tools))
+        fn = _find(entry, name)
+        if fn is None:
+            known = ", ".join(sorted(_tools)) or "none registered with @wasmcp.tool"
+            _fail("this module has no tool %r (its tools: %s)" % (name, known))
     try:
         args = json.loads(raw) if raw.strip() else {}
     except ValueError as e:

@@ -39,7 +39,7 @@ use std::io::{self, Read, Write};
 use std::panic::{self, AssertUnwindSafe};
 
 use serde::de::DeserializeOwned;
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 /// The call succeeded: stdout holds the result.
@@ -359,6 +359,161 @@ impl Serialize for Content {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         self.0.serialize(s)
     }
+}
+
+/// The names of a module's entry points other than its tools: the host starts
+/// the module with one of them as `argv[1]` (docs/abi.md, "Reading a
+/// resource" and "Getting a prompt"). No tool may have them.
+pub const ENTRY_READ_RESOURCE: &str = "resources/read";
+/// See [`ENTRY_READ_RESOURCE`].
+pub const ENTRY_GET_PROMPT: &str = "prompts/get";
+
+/// What the host asks of a module's `resources/read`.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+pub struct ReadRequest {
+    /// The URI read: a resource's the manifest declares without contents, or
+    /// one its templates matched.
+    pub uri: String,
+    /// The template's variables, as the URI gave them; empty for a declared
+    /// resource. (An exploded variable with several values, such as
+    /// `{/path*}`, arrives as a JSON array, which this map cannot hold: the
+    /// read then fails to decode. Declare such variables unexploded.)
+    #[serde(default)]
+    pub arguments: BTreeMap<String, String>,
+}
+
+/// What a read returns: one or more contents of the URI read.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ReadResult {
+    /// At least one; the host takes at most 100.
+    pub contents: Vec<Contents>,
+}
+
+/// One of a read's contents: text, or a blob when `blob` is set. `uri` and
+/// `mime_type` may be left empty: the host fills in the URI read and the MIME
+/// type the manifest declares.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Contents {
+    /// The URI read, or empty.
+    pub uri: String,
+    /// The contents' MIME type, or empty for the manifest's.
+    pub mime_type: String,
+    /// The contents as text, when `blob` is `None`.
+    pub text: String,
+    /// The contents as bytes.
+    pub blob: Option<Vec<u8>>,
+}
+
+impl Contents {
+    /// Text contents.
+    pub fn text(text: impl Into<String>) -> Contents {
+        Contents {
+            text: text.into(),
+            ..Contents::default()
+        }
+    }
+
+    /// Contents as bytes (a blob).
+    pub fn blob(data: impl Into<Vec<u8>>) -> Contents {
+        Contents {
+            blob: Some(data.into()),
+            ..Contents::default()
+        }
+    }
+}
+
+// Exactly one of text and blob is written, so that an empty text still
+// encodes as "text": "".
+impl Serialize for Contents {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = Map::new();
+        if !self.uri.is_empty() {
+            m.insert("uri".into(), Value::String(self.uri.clone()));
+        }
+        if !self.mime_type.is_empty() {
+            m.insert("mimeType".into(), Value::String(self.mime_type.clone()));
+        }
+        match &self.blob {
+            Some(b) => m.insert("blob".into(), Value::String(base64(b))),
+            None => m.insert("text".into(), Value::String(self.text.clone())),
+        };
+        m.serialize(s)
+    }
+}
+
+/// Makes the module's `resources/read` entry point: `f` answers the reads of
+/// every resource the manifest declares without contents and of every URI its
+/// templates match. An `Err` fails the read: the client gets its message.
+/// Pass the result to [`main`] with the module's tools.
+pub fn resources<E, F>(f: F) -> Tool
+where
+    E: Display,
+    F: Fn(ReadRequest) -> Result<ReadResult, E> + 'static,
+{
+    tool(ENTRY_READ_RESOURCE, f, |res: ReadResult| {
+        if res.contents.is_empty() {
+            return Err("the read returned no contents".to_string());
+        }
+        encode(&res)
+    })
+}
+
+/// What the host asks of a module's `prompts/get`. The host has checked the
+/// arguments against those the manifest declares: the required ones are
+/// there, and no others.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+pub struct PromptRequest {
+    /// One of the prompts the manifest declares without messages.
+    pub name: String,
+    /// The arguments the client gave.
+    #[serde(default)]
+    pub arguments: BTreeMap<String, String>,
+}
+
+/// A prompt's messages, and optionally a description.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct PromptResult {
+    /// What the prompt is, or empty.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// At least one; the host takes at most 100.
+    pub messages: Vec<PromptMessage>,
+}
+
+/// Who speaks a prompt's message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The user.
+    User,
+    /// The model.
+    Assistant,
+}
+
+/// One message of a prompt.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PromptMessage {
+    /// Who speaks it.
+    pub role: Role,
+    /// One content block, as in a tool's result.
+    pub content: Content,
+}
+
+/// Makes the module's `prompts/get` entry point: `f` gets every prompt the
+/// manifest declares without messages, dispatching on the request's `name`.
+/// An `Err` fails the request: the client gets its message. Pass the result
+/// to [`main`] with the module's tools.
+pub fn prompts<E, F>(f: F) -> Tool
+where
+    E: Display,
+    F: Fn(PromptRequest) -> Result<PromptResult, E> + 'static,
+{
+    tool(ENTRY_GET_PROMPT, f, |res: PromptResult| {
+        if res.messages.is_empty() {
+            return Err("the prompt has no messages".to_string());
+        }
+        encode(&res)
+    })
 }
 
 // Standard base64 with padding, as MCP's image and audio blocks carry.

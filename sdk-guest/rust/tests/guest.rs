@@ -599,3 +599,105 @@ fn http_without_a_host() {
         "no wasmcp host: HTTP needs the tool to run under wasmcp"
     );
 }
+
+fn entries() -> Vec<Tool> {
+    vec![
+        text_tool("add", add),
+        resources(|req: ReadRequest| match req.uri.as_str() {
+            "a://empty" => Ok(ReadResult {
+                contents: vec![Contents::default()],
+            }),
+            "a://none" => Ok(ReadResult::default()),
+            "a://bytes" => Ok(ReadResult {
+                contents: vec![Contents {
+                    mime_type: "image/png".into(),
+                    ..Contents::blob(vec![0, 1, 2])
+                }],
+            }),
+            "a://missing" => Err("there is no such item"),
+            uri => Ok(ReadResult {
+                contents: vec![Contents {
+                    uri: uri.into(),
+                    ..Contents::text(format!("item {}", req.arguments["id"]))
+                }],
+            }),
+        }),
+        prompts(|req: PromptRequest| match req.name.as_str() {
+            "greet" => Ok(PromptResult {
+                description: "d".into(),
+                messages: vec![PromptMessage {
+                    role: Role::User,
+                    content: Content::text(format!("hello {}", req.arguments["who"])),
+                }],
+            }),
+            "plain" => Ok(PromptResult {
+                messages: vec![PromptMessage {
+                    role: Role::Assistant,
+                    content: Content::image(b"\x89PNG", "image/png"),
+                }],
+                ..PromptResult::default()
+            }),
+            "empty" => Ok(PromptResult::default()),
+            _ => Err("no such prompt"),
+        }),
+    ]
+}
+
+#[test]
+fn entry_names_are_the_abis() {
+    assert_eq!(
+        (ENTRY_READ_RESOURCE, ENTRY_GET_PROMPT),
+        ("resources/read", "prompts/get")
+    );
+}
+
+#[test]
+fn resources_read() {
+    for (stdin, want) in [
+        (
+            r#"{"uri":"a://items/7","arguments":{"id":"7"}}"#,
+            r#"{"contents":[{"text":"item 7","uri":"a://items/7"}]}"#,
+        ),
+        (r#"{"uri":"a://empty"}"#, r#"{"contents":[{"text":""}]}"#),
+        (
+            r#"{"uri":"a://bytes","arguments":{}}"#,
+            r#"{"contents":[{"blob":"AAEC","mimeType":"image/png"}]}"#,
+        ),
+    ] {
+        let got = invoke(&entries(), stdin, &[ENTRY_READ_RESOURCE]);
+        assert_eq!(got, (EXIT_OK, want.into(), "".into()), "{}", stdin);
+    }
+    for (stdin, want) in [
+        (r#"{"uri":"a://none"}"#, "the read returned no contents\n"),
+        (r#"{"uri":"a://missing"}"#, "there is no such item\n"),
+        (
+            r#"{"uri":"a://x","arguments":{"path":["a","b"]}}"#,
+            "invalid arguments: invalid type: array, expected a string at line 1 column 35\n",
+        ),
+    ] {
+        let got = invoke(&entries(), stdin, &[ENTRY_READ_RESOURCE]);
+        assert_eq!(got, (EXIT_ERROR, "".into(), want.into()), "{}", stdin);
+    }
+}
+
+#[test]
+fn prompts_get() {
+    let got = invoke(
+        &entries(),
+        r#"{"name":"greet","arguments":{"who":"Ada"}}"#,
+        &[ENTRY_GET_PROMPT],
+    );
+    let want = r#"{"description":"d","messages":[{"role":"user","content":{"text":"hello Ada","type":"text"}}]}"#;
+    assert_eq!(got, (EXIT_OK, want.into(), "".into()));
+    let got = invoke(&entries(), r#"{"name":"plain"}"#, &[ENTRY_GET_PROMPT]);
+    let want = r#"{"messages":[{"role":"assistant","content":{"data":"iVBORw==","mimeType":"image/png","type":"image"}}]}"#;
+    assert_eq!(got, (EXIT_OK, want.into(), "".into()));
+    for (name, want) in [
+        ("empty", "the prompt has no messages\n"),
+        ("other", "no such prompt\n"),
+    ] {
+        let stdin = format!(r#"{{"name":"{}"}}"#, name);
+        let got = invoke(&entries(), &stdin, &[ENTRY_GET_PROMPT]);
+        assert_eq!(got, (EXIT_ERROR, "".into(), want.into()), "{}", name);
+    }
+}
