@@ -44,6 +44,14 @@ func newTestServerWith(t *testing.T, opts Options) *Server {
 // serveDir serves the tools of dir, with an output limit of 1 MiB.
 func serveDir(t testing.TB, dir string, opts Options) *Server {
 	t.Helper()
+	reg, d := openDir(t, dir)
+	return New(reg, d, opts)
+}
+
+// openDir opens dir as a registry, with an output limit of 1 MiB, and a
+// dispatcher of it.
+func openDir(t testing.TB, dir string) (*registry.Registry, *dispatch.Dispatcher) {
+	t.Helper()
 	engine, err := sandbox.NewEngine(context.Background(), sandbox.Config{Engine: os.Getenv("WASMCP_ENGINE")})
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +63,7 @@ func serveDir(t testing.TB, dir string, opts Options) *Server {
 	}
 	d := dispatch.New(reg, dispatch.Options{QueueTimeout: time.Second})
 	t.Cleanup(d.Close)
-	return New(reg, d, opts)
+	return reg, d
 }
 
 func write(t *testing.T, path, content string) {

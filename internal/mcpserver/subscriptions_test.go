@@ -14,9 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wasmcp/wasmcp/abi"
-	"github.com/wasmcp/wasmcp/internal/dispatch"
 	"github.com/wasmcp/wasmcp/internal/registry"
-	"github.com/wasmcp/wasmcp/internal/sandbox"
 	"github.com/wasmcp/wasmcp/internal/wattest"
 )
 
@@ -32,17 +30,7 @@ func subsServer(t *testing.T) (*Server, *registry.Registry, string) {
 	dir := t.TempDir()
 	wattest.Write(t, dir, "echo", "a")
 	write(t, filepath.Join(dir, "a.manifest.json"), fmt.Sprintf(subsManifest, "first"))
-	engine, err := sandbox.NewEngine(context.Background(), sandbox.Config{Engine: os.Getenv("WASMCP_ENGINE")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { engine.Close(context.Background()) })
-	reg, err := registry.Open(registry.Options{Dir: dir, LoadOptions: registry.LoadOptions{Engine: engine, Ceilings: sandbox.Limits{Timeout: time.Minute, Memory: 16 << 20, Output: 1 << 20}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := dispatch.New(reg, dispatch.Options{QueueTimeout: time.Second})
-	t.Cleanup(d.Close)
+	reg, d := openDir(t, dir)
 	return New(reg, d, Options{Version: "test"}), reg, dir
 }
 
