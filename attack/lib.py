@@ -210,6 +210,24 @@ def reactor_wat(body, memory=1, imports=""):
     wasmcp_init)."""
     return f'(module {imports}{REACTOR_PRELUDE}\n  (memory (export "memory") {memory})\n{body})'
 
+def filling_reactor(pages, seed):
+    """A reactor whose start-up grows memory to pages 64 KiB pages and
+    fills all but the first with xorshift words from seed (a WAT i32
+    expression), and whose call answers two bytes."""
+    return reactor_wat(f'''
+  (func (export "wasmcp_init") (local $p i32) (local $x i32)
+    (call $growto (i32.const {pages}))
+    (local.set $x {seed})
+    (local.set $p (i32.const 65536))
+    (loop $l
+      (local.set $x (i32.xor (local.get $x) (i32.shl (local.get $x) (i32.const 13))))
+      (local.set $x (i32.xor (local.get $x) (i32.shr_u (local.get $x) (i32.const 17))))
+      (local.set $x (i32.xor (local.get $x) (i32.shl (local.get $x) (i32.const 5))))
+      (i32.store (local.get $p) (local.get $x))
+      (local.set $p (i32.add (local.get $p) (i32.const 4)))
+      (br_if $l (i32.lt_u (local.get $p) (i32.mul (memory.size) (i32.const 65536))))))
+  (func (export "wasmcp_run") (drop (call $readin)) (call $out (i32.const 1024) (i32.const 2)))''')
+
 def make_reactors(dirname, mods, manifest_extra=None, init=None, clean=True):
     """Assembles each WAT text in mods (name -> text) into DIR/NAME.wasm,
     with init[NAME] (bytes) as its wasmcp.init section if given, and a

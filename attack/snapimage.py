@@ -11,22 +11,8 @@ Usage: ENGINE=... R=4 PAGES=960 python3 snapimage.py"""
 import threading, tempfile
 from lib import *
 r, pages = int(os.environ.get("R", "4")), int(os.environ.get("PAGES", "960"))
-mod = reactor_wat(f'''
-  (global $seed (mut i32) (i32.const 0))
-  (func (export "wasmcp_init") (local $p i32) (local $x i32)
-    (call $growto (i32.const {pages}))
-    ;; A different stream each start-up, as a runtime's seeds are.
-    (drop (call $random_get (i32.const 900) (i32.const 4)))
-    (local.set $x (i32.or (i32.load (i32.const 900)) (i32.const 1)))
-    (local.set $p (i32.const 65536))
-    (loop $l
-      (local.set $x (i32.xor (local.get $x) (i32.shl (local.get $x) (i32.const 13))))
-      (local.set $x (i32.xor (local.get $x) (i32.shr_u (local.get $x) (i32.const 17))))
-      (local.set $x (i32.xor (local.get $x) (i32.shl (local.get $x) (i32.const 5))))
-      (i32.store (local.get $p) (local.get $x))
-      (local.set $p (i32.add (local.get $p) (i32.const 4)))
-      (br_if $l (i32.lt_u (local.get $p) (i32.mul (memory.size) (i32.const 65536))))))
-  (func (export "wasmcp_run") (drop (call $readin)) (call $out (i32.const 1024) (i32.const 2)))''')
+# A different stream each start-up, as a runtime's seeds are.
+mod = filling_reactor(pages, "(drop (call $random_get (i32.const 900) (i32.const 4))) (i32.or (i32.load (i32.const 900)) (i32.const 1))")
 d = make_reactors("snapimage", {"img": mod})
 cache = tempfile.mkdtemp(prefix="wasmcp-snapimage-")
 

@@ -8,19 +8,7 @@ from lib import *
 k, pages, after = int(os.environ.get("K", "6")), int(os.environ.get("PAGES", "960")), float(os.environ.get("AFTER", "0.5"))
 mods = {}
 for i in range(k):
-    mods[f"sig{i}"] = reactor_wat(f'''
-  (func (export "wasmcp_init") (local $p i32) (local $x i32)
-    (call $growto (i32.const {pages}))
-    (local.set $x (i32.const {i * 7919 + 1}))
-    (local.set $p (i32.const 65536))
-    (loop $l
-      (local.set $x (i32.xor (local.get $x) (i32.shl (local.get $x) (i32.const 13))))
-      (local.set $x (i32.xor (local.get $x) (i32.shr_u (local.get $x) (i32.const 17))))
-      (local.set $x (i32.xor (local.get $x) (i32.shl (local.get $x) (i32.const 5))))
-      (i32.store (local.get $p) (local.get $x))
-      (local.set $p (i32.add (local.get $p) (i32.const 4)))
-      (br_if $l (i32.lt_u (local.get $p) (i32.mul (memory.size) (i32.const 65536))))))
-  (func (export "wasmcp_run") (drop (call $readin)) (call $out (i32.const 1024) (i32.const 2)))''')
+    mods[f"sig{i}"] = filling_reactor(pages, f"(i32.const {i * 7919 + 1})")
 d = make_reactors("snapsigterm", mods)
 
 def children(pid):
