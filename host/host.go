@@ -90,6 +90,10 @@ type Config struct {
 	// Metrics keeps Prometheus metrics of calls, compilations and loads,
 	// served by MetricsHandler.
 	Metrics bool
+	// RecentCalls is how many finished calls RecentCalls keeps, the last
+	// ones (0: none). Each is a few words: its tool, outcome and times,
+	// never its arguments or results.
+	RecentCalls int
 	// Version is the server's version in its serverInfo.
 	Version string
 	// RequestBudget bounds the bytes of request bodies the server holds at
@@ -209,6 +213,7 @@ type Server struct {
 	calls    *dispatch.Dispatcher
 	mcp      *mcpserver.Server
 	metrics  *metrics.Metrics
+	recent   *observe.Recent
 
 	stopWatch context.CancelFunc
 	watching  sync.WaitGroup
@@ -224,11 +229,16 @@ type Server struct {
 func New(ctx context.Context, cfg Config) (*Server, error) {
 	cfg = cfg.withDefaults()
 	s := &Server{cfg: cfg, log: cfg.Logger}
-	var obs observe.Observer
+	var metricsObs, recentObs observe.Observer
 	if cfg.Metrics {
 		s.metrics = metrics.New()
-		obs = s.metrics
+		metricsObs = s.metrics
 	}
+	if cfg.RecentCalls > 0 {
+		s.recent = observe.NewRecent(cfg.RecentCalls)
+		recentObs = s.recent
+	}
+	obs := observe.Tee(metricsObs, recentObs)
 	engine, err := sandbox.NewEngine(ctx, sandbox.Config{
 		Engine:         cfg.Engine,
 		CacheDir:       cfg.CacheDir,
@@ -376,6 +386,37 @@ func (s *Server) MetricsHandler() http.Handler {
 		return nil
 	}
 	return s.metrics.Handler()
+}
+
+// FinishedCall is a call RecentCalls reports.
+type FinishedCall struct {
+	Tool string
+	// Outcome is "ok", or what went wrong: "tool_error" (the tool
+	// answered isError itself), "invalid_arguments", "busy", "timeout",
+	// "memory", "trap" and the others /metrics counts.
+	Outcome string
+	// End is when it ended; Duration is the whole call, QueueWait the
+	// part of it spent waiting for a run slot.
+	End       time.Time
+	Duration  time.Duration
+	QueueWait time.Duration
+	// PeakMemory is the largest linear memory of its run, in bytes; 0 when
+	// no module ran.
+	PeakMemory int64
+}
+
+// RecentCalls returns the last calls finished, oldest first, at most
+// Config.RecentCalls of them.
+func (s *Server) RecentCalls() []FinishedCall {
+	if s.recent == nil {
+		return nil
+	}
+	kept := s.recent.Calls()
+	out := make([]FinishedCall, len(kept))
+	for i, c := range kept {
+		out[i] = FinishedCall{Tool: c.Tool, Outcome: c.Outcome, End: c.End, Duration: c.Duration, QueueWait: c.QueueWait, PeakMemory: c.PeakMemory}
+	}
+	return out
 }
 
 // Reporter receives what a tool reports while it runs: its log messages

@@ -90,3 +90,33 @@ func TestCloseIsIdempotent(t *testing.T) {
 		t.Fatalf("a second Close: %v", err)
 	}
 }
+
+// RecentCalls keeps the last Config.RecentCalls calls, with their outcomes,
+// and nothing without it.
+func TestRecentCalls(t *testing.T) {
+	if got := newServer(t, host.Config{}).RecentCalls(); got != nil {
+		t.Errorf("without Config.RecentCalls, RecentCalls = %v", got)
+	}
+	srv := newServer(t, host.Config{RecentCalls: 2, Metrics: true})
+	for _, args := range []string{`{"n":1}`, `{"n":2}`, `[]`} {
+		if _, err := srv.Call(context.Background(), "echo", json.RawMessage(args), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := srv.RecentCalls()
+	if len(got) != 2 || got[0].Outcome != "ok" || got[1].Outcome != "invalid_arguments" {
+		t.Fatalf("RecentCalls after two good calls and a bad one = %+v; want the last good one, then the bad one", got)
+	}
+	for _, c := range got {
+		if c.Tool != "echo" || c.End.IsZero() || c.Duration <= 0 {
+			t.Errorf("recent call %+v lacks its tool, end or duration", c)
+		}
+	}
+}
+
+func TestStatusHasTheSchemas(t *testing.T) {
+	st := newServer(t, host.Config{}).Status()
+	if got := string(st.Tools[0].InputSchema); got != `{"type":"object"}` {
+		t.Errorf("Status's inputSchema = %s; want the manifest's", got)
+	}
+}

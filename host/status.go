@@ -1,6 +1,8 @@
 package host
 
 import (
+	"encoding/json"
+
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/internal/registry"
 )
@@ -25,6 +27,9 @@ type ToolStatus struct {
 	Module   string `json:"module"`
 	Manifest string `json:"manifest"`
 	Output   string `json:"output"`
+	// InputSchema and OutputSchema are the manifest's schemas, as written.
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	// Limits are the tool's effective limits: its manifest's, within the
 	// server's.
 	Limits abi.Limits `json:"limits"`
@@ -75,11 +80,13 @@ func newStatus(cat *registry.Catalog, compiled map[string]error) Status {
 	}
 	for _, t := range cat.Tools {
 		ts := ToolStatus{
-			Name:        t.Spec.Name,
-			Description: t.Spec.Description,
-			Module:      t.Module.Path,
-			Manifest:    t.Module.ManifestFrom,
-			Output:      string(t.Spec.Mode()),
+			Name:         t.Spec.Name,
+			Description:  t.Spec.Description,
+			Module:       t.Module.Path,
+			Manifest:     t.Module.ManifestFrom,
+			Output:       string(t.Spec.Mode()),
+			InputSchema:  t.Spec.InputSchema,
+			OutputSchema: t.Spec.OutputSchema,
 			Limits: abi.Limits{
 				Timeout: abi.Duration(t.Module.Limits.Timeout),
 				Memory:  abi.Size(t.Module.Limits.Memory),

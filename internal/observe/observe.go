@@ -55,3 +55,53 @@ func (Nop) CallFinished(Call)                     {}
 func (Nop) Compiled(string, time.Duration, error) {}
 func (Nop) Loaded(int, int)                       {}
 func (Nop) Reloaded(error)                        {}
+
+// Tee returns an Observer that tells each of obs, in order, leaving out
+// the nil ones; Nop if none is left.
+func Tee(obs ...Observer) Observer {
+	var all tee
+	for _, o := range obs {
+		if o != nil {
+			all = append(all, o)
+		}
+	}
+	switch len(all) {
+	case 0:
+		return Nop{}
+	case 1:
+		return all[0]
+	}
+	return all
+}
+
+type tee []Observer
+
+func (t tee) CallStarted(tool string) {
+	for _, o := range t {
+		o.CallStarted(tool)
+	}
+}
+
+func (t tee) CallFinished(c Call) {
+	for _, o := range t {
+		o.CallFinished(c)
+	}
+}
+
+func (t tee) Compiled(module string, d time.Duration, err error) {
+	for _, o := range t {
+		o.Compiled(module, d, err)
+	}
+}
+
+func (t tee) Loaded(modules, failed int) {
+	for _, o := range t {
+		o.Loaded(modules, failed)
+	}
+}
+
+func (t tee) Reloaded(err error) {
+	for _, o := range t {
+		o.Reloaded(err)
+	}
+}
