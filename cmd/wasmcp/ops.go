@@ -2,10 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"sync/atomic"
 
 	"github.com/wasmcp/wasmcp/host"
+	"github.com/wasmcp/wasmcp/internal/statuspage"
 )
 
 // opsHandler puts the operator's endpoints beside the MCP endpoint:
@@ -14,10 +16,12 @@ import (
 //	/readyz   200 while it accepts work, 503 once it drains (readiness)
 //	/status   every module: loaded with its tools, or why not (JSON)
 //	/metrics  Prometheus metrics
+//	/         the status page, for people (HTML)
 //
-// The probes need no token, so that an orchestrator can call them; status
-// and metrics name the tools, so they sit behind the token like /mcp.
-func opsHandler(srv *host.Server, token string, draining *atomic.Bool) http.Handler {
+// The probes need no token, so that an orchestrator can call them; status,
+// metrics and the page name the tools, so they sit behind the token like
+// /mcp.
+func opsHandler(srv *host.Server, token string, draining *atomic.Bool, log *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle(host.Path, srv.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -40,5 +44,6 @@ func opsHandler(srv *host.Server, token string, draining *atomic.Bool) http.Hand
 	if m := srv.MetricsHandler(); m != nil {
 		mux.Handle("GET /metrics", host.RequireBearer(token, m))
 	}
+	mux.Handle("GET /{$}", statuspage.Handler(srv, token, log))
 	return mux
 }

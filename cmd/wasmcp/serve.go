@@ -16,6 +16,7 @@ import (
 
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/host"
+	"github.com/wasmcp/wasmcp/internal/statuspage"
 )
 
 func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -53,6 +54,9 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		c.HTTP = httpCfg
 		c.Watch = *watchDir
 		c.Metrics = *addr != ""
+		if *addr != "" {
+			c.RecentCalls = statuspage.RecentCalls
+		}
 		c.ShutdownGrace = *grace
 		c.RequestBudget = int64(budget)
 		if *grace == 0 {
@@ -157,7 +161,7 @@ func serveHTTP(ctx context.Context, addr string, srv *host.Server, f *httpFlags,
 	ln = limit
 	var draining atomic.Bool
 	hs := &http.Server{
-		Handler:           opsHandler(srv, opts.AuthToken, &draining),
+		Handler:           opsHandler(srv, opts.AuthToken, &draining, log),
 		ReadHeaderTimeout: f.readTimeout,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
