@@ -112,7 +112,7 @@ func TestHostileTextStaysText(t *testing.T) {
 	}
 	all := strings.Join(texts, "")
 	for _, want := range []string{hostileName, hostileText, hostileFile, `"description": "</pre><script>alert(3)</script>"`,
-		"manifest: " + hostileText, hostileName + " trap: 40 ms"} {
+		"manifest: " + hostileText, hostileName + " trap: 40ms"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("the page's text lacks %q", want)
 		}
@@ -129,7 +129,7 @@ func TestPageShowsWhatTheServerReports(t *testing.T) {
 		`<code class="tool-name">calculate</code>: Adds numbers.`,
 		"timeout 10s, memory 64MiB, output 1MiB",
 		`&#34;properties&#34;: {`, // the input schema, indented
-		"3 recent calls, 2 failed, median 2 ms, slowest 40 ms",
+		"Recent calls: 3, 2 failed; median 2ms, slowest 40ms.",
 		"0123456789ab</code>",
 	} {
 		if !strings.Contains(page, want) {
@@ -266,6 +266,17 @@ func TestLoopbackHost(t *testing.T) {
 		res.Body.Close()
 		if res.StatusCode != want {
 			t.Errorf("Host %q: status %d; want %d", host, res.StatusCode, want)
+		}
+	}
+}
+
+func TestShort(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0: "0s", 777: "777ns", 3131 * time.Nanosecond: "3.13µs", 71849 * time.Microsecond: "71.8ms",
+		1281 * time.Millisecond: "1.28s", 999_600 * time.Microsecond: "1s", 42 * time.Millisecond: "42ms",
+	} {
+		if got := short(d); got != want {
+			t.Errorf("short(%v) = %q; want %q", d, got, want)
 		}
 	}
 }

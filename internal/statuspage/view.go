@@ -85,7 +85,7 @@ func newView(st host.Status, calls []host.FinishedCall) view {
 		durations[i] = c.Duration
 		cv := callView{
 			End: c.End.Format("15:04:05.000"), Tool: c.Tool, Outcome: c.Outcome, OK: c.Outcome == observe.OK,
-			Duration: milliseconds(c.Duration), QueueWait: milliseconds(c.QueueWait),
+			Duration: short(c.Duration), QueueWait: short(c.QueueWait),
 		}
 		if c.PeakMemory > 0 {
 			cv.Memory = abi.Size(c.PeakMemory).String()
@@ -98,18 +98,22 @@ func newView(st host.Status, calls []host.FinishedCall) view {
 	slices.Reverse(v.Calls)
 	if len(durations) > 0 {
 		slices.Sort(durations)
-		v.Median = milliseconds(durations[len(durations)/2])
-		v.Slowest = milliseconds(durations[len(durations)-1])
+		v.Median = short(durations[len(durations)/2])
+		v.Slowest = short(durations[len(durations)-1])
 	}
 	v.Latency = latencyChart(calls)
 	v.Errors = errorChart(calls)
 	return v
 }
 
-// milliseconds formats d for people comparing calls: milliseconds, with
-// three significant digits.
-func milliseconds(d time.Duration) string {
-	return fmt.Sprintf("%.3g ms", float64(d)/float64(time.Millisecond))
+// short rounds d to three significant digits, as people compare calls:
+// "71.8ms", "1.28s", "3.13µs".
+func short(d time.Duration) string {
+	if d <= 0 {
+		return "0s"
+	}
+	unit := time.Duration(math.Pow10(max(0, int(math.Floor(math.Log10(float64(d))))-2)))
+	return d.Round(unit).String()
 }
 
 // slots divides the plot's width among n bars, none wider than
@@ -143,7 +147,7 @@ func latencyChart(calls []host.FinishedCall) chart {
 		c.Bars = append(c.Bars, bar{
 			X: plotLeft + float64(i)*w, Y: plotTop + plotHeight - h, W: max(1, w-1), H: h,
 			Failed: call.Outcome != observe.OK,
-			Title:  fmt.Sprintf("%s %s: %s", call.Tool, call.Outcome, milliseconds(call.Duration)),
+			Title:  fmt.Sprintf("%s %s: %s", call.Tool, call.Outcome, short(call.Duration)),
 		})
 	}
 	return c
