@@ -10,16 +10,19 @@ import (
 	"testing"
 )
 
-// inspectorCalls is a call of every example tool, as the MCP Inspector's
+// inspectorCall is a call of a tool, its arguments as the MCP Inspector's
 // --tool-arg pairs (a value that parses as JSON is sent as that JSON),
-// and a part of the text it answers. fetch_text and read_notes have no
-// grants here, so they fail, naming what they lacked.
-var inspectorCalls = []struct {
+// and a part of the text it answers.
+type inspectorCall struct {
 	tool    string
 	args    []string
 	want    string
 	isError bool
-}{
+}
+
+// inspectorCalls calls every example tool. fetch_text and read_notes have
+// no grants here, so they fail, naming what they lacked.
+var inspectorCalls = []inspectorCall{
 	{"calculate", []string{"a=10", "b=5", "operation=add"}, "15.0", false},
 	{"convert_units", []string{"value=5", "from=km", "to=mi"}, `"result":3.10685596119`, false},
 	{"date_diff", []string{"start=2026-01-01", "end=2026-01-31"}, `"businessDays":21,"days":30`, false},
@@ -38,6 +41,17 @@ var inspectorCalls = []struct {
 // Inspector's CLI, a client written by others, over stdio and Streamable
 // HTTP: tools/list lists each, and tools/call answers each as expected.
 func TestMCPInspector(t *testing.T) {
+	// Each example module serves a tool of its own name: a new example
+	// without a call here fails.
+	examples, err := os.ReadDir("../tools")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range examples {
+		if e.IsDir() && !slices.ContainsFunc(inspectorCalls, func(c inspectorCall) bool { return c.tool == e.Name() }) {
+			t.Errorf("inspectorCalls has no call of the example %s", e.Name())
+		}
+	}
 	writeHostile(t)
 	s := startHTTP(t)
 	engine := os.Getenv("WASMCP_ENGINE")

@@ -133,9 +133,9 @@ func TestStatusPageInBrowser(t *testing.T) {
 	if !strings.Contains(seen.Summary, "Recent calls: 4, 1 failed;") || !strings.Contains(seen.Summary, "Load errors: 1.") {
 		t.Errorf("summary %q", seen.Summary)
 	}
-	for _, name := range []string{"calculate", "convert_units", "date_diff", "date_info", "fetch_text", "find_matches", "roll_dice", "random_uuid", "read_notes", "search_invoices", "slugify", "text_stats"} {
-		if !slices.Contains(seen.Tools, name) {
-			t.Errorf("the page lists tools %q, not %s", seen.Tools, name)
+	for _, c := range inspectorCalls {
+		if !slices.Contains(seen.Tools, c.tool) {
+			t.Errorf("the page lists tools %q, not %s", seen.Tools, c.tool)
 		}
 	}
 	if len(seen.Errors) != 1 || seen.Errors[0][0] != filepath.Join(dir, hostileFileName) || seen.Errors[0][1] == "" {

@@ -51,7 +51,14 @@ func (r *Recent) CallFinished(c Call) {
 	}
 }
 
-func (*Recent) CallStarted(string)                    {}
+// CallStarted does nothing: a call is kept once it has finished.
+func (*Recent) CallStarted(string) {}
+
+// Compiled does nothing: Recent keeps calls only.
 func (*Recent) Compiled(string, time.Duration, error) {}
-func (*Recent) Loaded(int, int)                       {}
-func (*Recent) Reloaded(error)                        {}
+
+// Loaded does nothing: Recent keeps calls only.
+func (*Recent) Loaded(int, int) {}
+
+// Reloaded does nothing: Recent keeps calls only.
+func (*Recent) Reloaded(error) {}
