@@ -280,3 +280,31 @@ func TestShort(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPage draws the page of a server with 100 tools and a full ring
+// of calls.
+func BenchmarkPage(b *testing.B) {
+	src := source{}
+	for i := range 100 {
+		src.status.Tools = append(src.status.Tools, host.ToolStatus{
+			Name: "tool_" + strings.Repeat("x", i%20), Description: strings.Repeat("Does a thing. ", 20),
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"string","enum":["x","y"]}},"required":["a"]}`),
+		})
+	}
+	for i := range RecentCalls {
+		outcome := "ok"
+		if i%7 == 0 {
+			outcome = "trap"
+		}
+		src.calls = append(src.calls, host.FinishedCall{Tool: "tool_x", Outcome: outcome, End: time.Now(), Duration: time.Duration(i+1) * 37 * time.Microsecond})
+	}
+	h := handler(src, "")
+	r := httptest.NewRequest("GET", "/", nil)
+	for b.Loop() {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != http.StatusOK {
+			b.Fatal(w.Code)
+		}
+	}
+}
