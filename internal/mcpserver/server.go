@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/semaphore"
@@ -52,6 +53,11 @@ type Options struct {
 	// that would pass it is refused before its body is read; over stdio,
 	// no more input is read until answers give some back.
 	RequestBudget int64
+	// PollInterval, when set, ends the response stream of a 2025-11-25
+	// session's request over Streamable HTTP each time the request has run
+	// this long, and the client resumes it (see pollStreams). Zero keeps
+	// each stream open until its answer.
+	PollInterval time.Duration
 }
 
 // DefaultRequestBudget is the request budget of a zero
@@ -116,6 +122,9 @@ func New(reg *registry.Registry, calls Caller, opts Options) *Server {
 			Resources: &mcp.ResourceCapabilities{ListChanged: opts.ListChanged, Subscribe: true},
 		},
 	})
+	if opts.PollInterval > 0 {
+		s.mcp.AddReceivingMiddleware(pollStreams(opts.PollInterval))
+	}
 	s.sync(calls, nil, reg.Current())
 	reg.OnChange(func(c registry.Change) {
 		s.sync(calls, c.Old, c.New)
