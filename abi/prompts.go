@@ -34,6 +34,7 @@ type Prompt struct {
 	Description string           `json:"description,omitempty"`
 	Arguments   []PromptArgument `json:"arguments,omitempty"`
 	Icons       []Icon           `json:"icons,omitempty"`
+	Meta        Meta             `json:"_meta,omitempty"`
 	// Messages make the prompt a template, served without running the
 	// module; without them, the module's prompts/get entry point answers.
 	Messages []PromptMessage `json:"messages,omitempty"`
@@ -97,13 +98,14 @@ func (p *Prompt) check() error {
 	if err := checkLength("title", p.Title, MaxText); err != nil {
 		return err
 	}
-	if len(p.Icons) > MaxIcons {
-		return fmt.Errorf("%d icons, over the limit of %d", len(p.Icons), MaxIcons)
+	if err := checkIcons(p.Icons); err != nil {
+		return err
 	}
-	for i := range p.Icons {
-		if err := p.Icons[i].check(); err != nil {
-			return fmt.Errorf("icon %d: %w", i, err)
-		}
+	if err := p.Meta.check(); err != nil {
+		return err
+	}
+	if err := p.Meta.checkUIKey("prompt"); err != nil {
+		return err
 	}
 	if len(p.Arguments) > MaxPromptArguments {
 		return fmt.Errorf("%d arguments, over the limit of %d", len(p.Arguments), MaxPromptArguments)

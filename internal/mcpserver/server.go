@@ -222,6 +222,8 @@ func Tool(s abi.Tool) *mcp.Tool {
 		Title:       s.Title,
 		Description: s.Description,
 		InputSchema: s.InputSchema,
+		Icons:       icons(s.Icons),
+		Meta:        meta(s.Meta),
 	}
 	if len(s.OutputSchema) > 0 {
 		t.OutputSchema = s.OutputSchema
@@ -259,6 +261,7 @@ func Resource(r abi.Resource) *mcp.Resource {
 		Size:        size,
 		Annotations: annotations(r.Annotations),
 		Icons:       icons(r.Icons),
+		Meta:        meta(r.Meta),
 	}
 }
 
@@ -273,14 +276,27 @@ func ResourceTemplate(t abi.ResourceTemplate) *mcp.ResourceTemplate {
 		MIMEType:    t.MIMEType,
 		Annotations: annotations(t.Annotations),
 		Icons:       icons(t.Icons),
+		Meta:        meta(t.Meta),
 	}
 }
 
 // Prompt converts a manifest's prompt to the SDK's description of it.
 func Prompt(p abi.Prompt) *mcp.Prompt {
-	out := &mcp.Prompt{Name: p.Name, Title: p.Title, Description: p.Description, Icons: icons(p.Icons)}
+	out := &mcp.Prompt{Name: p.Name, Title: p.Title, Description: p.Description, Icons: icons(p.Icons), Meta: meta(p.Meta)}
 	for _, a := range p.Arguments {
 		out.Arguments = append(out.Arguments, &mcp.PromptArgument{Name: a.Name, Title: a.Title, Description: a.Description, Required: a.Required})
+	}
+	return out
+}
+
+// meta passes a manifest's _meta on as the module wrote it.
+func meta(m abi.Meta) mcp.Meta {
+	if m == nil {
+		return nil
+	}
+	out := make(mcp.Meta, len(m))
+	for k, v := range m {
+		out[k] = v
 	}
 	return out
 }
