@@ -38,6 +38,9 @@ type Prompt struct {
 	// Messages make the prompt a template, served without running the
 	// module; without them, the module's prompts/get entry point answers.
 	Messages []PromptMessage `json:"messages,omitempty"`
+	// Complete, when CompleteModule, has the module's completion/complete
+	// entry point offer values for the arguments that declare none.
+	Complete string `json:"complete,omitempty"`
 }
 
 // PromptArgument is one argument of a prompt.
@@ -99,6 +102,9 @@ func (p *Prompt) check() error {
 		return err
 	}
 	if err := checkIcons(p.Icons); err != nil {
+		return err
+	}
+	if err := checkComplete(p.Complete); err != nil {
 		return err
 	}
 	if err := p.Meta.check(); err != nil {
@@ -163,22 +169,4 @@ func checkCompletions(values []string) error {
 		}
 	}
 	return nil
-}
-
-// DeclaresCompletions says whether the manifest declares values for
-// completion/complete.
-func (m *Manifest) DeclaresCompletions() bool {
-	for _, p := range m.Prompts {
-		for _, a := range p.Arguments {
-			if len(a.Completions) > 0 {
-				return true
-			}
-		}
-	}
-	for _, t := range m.ResourceTemplates {
-		if len(t.Completions) > 0 {
-			return true
-		}
-	}
-	return false
 }

@@ -40,7 +40,7 @@ const EntryReadResource = "resources/read"
 
 // reserved are the argv[1] values of the module's entry points other than
 // its tools.
-var reserved = []string{EntryReadResource, EntryGetPrompt}
+var reserved = []string{EntryReadResource, EntryGetPrompt, EntryComplete}
 
 // Resource is a resource the module serves: MCP's Resource, plus the
 // static contents a resource may carry in the manifest.
@@ -77,6 +77,9 @@ type ResourceTemplate struct {
 	Meta        Meta                 `json:"_meta,omitempty"`
 	// Completions are the values completion/complete offers, by variable.
 	Completions map[string][]string `json:"completions,omitempty"`
+	// Complete, when CompleteModule, has the module's completion/complete
+	// entry point offer values for the variables Completions lacks.
+	Complete string `json:"complete,omitempty"`
 }
 
 // ResourceAnnotations are MCP's annotations of a resource: advice to
@@ -177,6 +180,9 @@ func (t *ResourceTemplate) check() error {
 		if err := checkCompletions(t.Completions[name]); err != nil {
 			return fmt.Errorf("variable %q: %w", name, err)
 		}
+	}
+	if err := checkComplete(t.Complete); err != nil {
+		return err
 	}
 	if err := t.Meta.check(); err != nil {
 		return err

@@ -64,7 +64,7 @@ type Options struct {
 // Options.RequestBudget: 8 requests of the largest size at once.
 const DefaultRequestBudget = 8 * MaxMessageSize
 
-// Caller runs tool calls, resource reads and prompt requests;
+// Caller runs tool calls, resource reads, prompt requests and completions;
 // dispatch.Dispatcher is the one used.
 type Caller interface {
 	// Call runs a call of the named tool with its arguments, sending the
@@ -76,6 +76,9 @@ type Caller interface {
 	// GetPrompt gets the named prompt with its arguments. Its errors are
 	// the JSON-RPC errors of the request.
 	GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error)
+	// Complete answers completion/complete. Its errors are the JSON-RPC
+	// errors of the request.
+	Complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.CompleteResult, error)
 }
 
 // New returns an MCP server that serves the tools, resources and prompts
@@ -100,7 +103,9 @@ func New(reg *registry.Registry, calls Caller, opts Options) *Server {
 	var handler func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error)
 	completions := declaresCompletions(reg.Current())
 	if completions {
-		handler = completer{reg}.complete
+		handler = func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			return calls.Complete(ctx, req.Params)
+		}
 	}
 	s.subs = newSubscriptions(reg.Current, func() iter.Seq[*mcp.ServerSession] { return s.mcp.Sessions() }, log)
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: Name, Title: "wasmcp", Version: opts.Version}, &mcp.ServerOptions{
