@@ -14,14 +14,15 @@ var fields = map[string][]string{
 	"permissions":          {"env", "dirs", "http", "secrets"},
 	"dir":                  {"guest", "write"},
 	"http":                 {"host", "methods"},
-	"tool":                 {"name", "title", "description", "inputSchema", "outputSchema", "annotations", "output"},
+	"tool":                 {"name", "title", "description", "inputSchema", "outputSchema", "annotations", "icons", "_meta", "output"},
+	"tool ui":              {"resourceUri", "visibility"},
 	"annotations":          {"title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"},
 	"limits":               {"timeout", "memory", "output"},
-	"resource":             {"uri", "name", "title", "description", "mimeType", "size", "annotations", "icons", "text", "blob"},
-	"resource template":    {"uriTemplate", "name", "title", "description", "mimeType", "annotations", "icons", "completions"},
+	"resource":             {"uri", "name", "title", "description", "mimeType", "size", "annotations", "icons", "_meta", "text", "blob"},
+	"resource template":    {"uriTemplate", "name", "title", "description", "mimeType", "annotations", "icons", "_meta", "completions", "complete"},
 	"resource annotations": {"audience", "priority", "lastModified"},
 	"icon":                 {"src", "mimeType", "sizes", "theme"},
-	"prompt":               {"name", "title", "description", "arguments", "icons", "messages"},
+	"prompt":               {"name", "title", "description", "arguments", "icons", "_meta", "messages", "complete"},
 	"prompt argument":      {"name", "title", "description", "required", "completions"},
 	"prompt message":       {"role", "content"},
 	"prompt content":       {"type", "text"},
@@ -78,6 +79,9 @@ func checkKeys(data []byte) error {
 				return fmt.Errorf("tool %d: %w", i, err)
 			}
 		}
+		if err := checkIconKeys(tool["icons"]); err != nil {
+			return fmt.Errorf("tool %d: %w", i, err)
+		}
 	}
 	return nil
 }
@@ -97,14 +101,22 @@ func checkResourceKeys(kind, field string, raw json.RawMessage) error {
 		if _, err := members("resource annotations", item["annotations"]); err != nil {
 			return fmt.Errorf("%s %d: %w", kind, i, err)
 		}
-		var icons []json.RawMessage
-		if json.Unmarshal(item["icons"], &icons) != nil {
-			continue
+		if err := checkIconKeys(item["icons"]); err != nil {
+			return fmt.Errorf("%s %d: %w", kind, i, err)
 		}
-		for _, icon := range icons {
-			if _, err := members("icon", icon); err != nil {
-				return fmt.Errorf("%s %d: %w", kind, i, err)
-			}
+	}
+	return nil
+}
+
+// checkIconKeys checks the member names of a list of icons.
+func checkIconKeys(raw json.RawMessage) error {
+	var icons []json.RawMessage
+	if json.Unmarshal(raw, &icons) != nil {
+		return nil
+	}
+	for _, icon := range icons {
+		if _, err := members("icon", icon); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -126,6 +126,8 @@ type Tool struct {
 	InputSchema  json.RawMessage `json:"inputSchema"`
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	Annotations  *Annotations    `json:"annotations,omitempty"`
+	Icons        []Icon          `json:"icons,omitempty"`
+	Meta         Meta            `json:"_meta,omitempty"`
 	Output       OutputMode      `json:"output,omitempty"`
 }
 
@@ -203,6 +205,9 @@ func (m *Manifest) Check() error {
 	if err := m.checkResources(); err != nil {
 		return err
 	}
+	if err := m.checkToolUIs(); err != nil {
+		return err
+	}
 	if err := m.checkPrompts(); err != nil {
 		return err
 	}
@@ -233,6 +238,12 @@ func (t *Tool) check() error {
 	if err := checkObjectRoot("inputSchema", t.InputSchema); err != nil {
 		return err
 	}
+	if err := checkIcons(t.Icons); err != nil {
+		return err
+	}
+	if err := t.Meta.check(); err != nil {
+		return err
+	}
 	switch t.Output {
 	case "", OutputText, OutputJSON, OutputResult:
 	default:
@@ -247,6 +258,32 @@ func (t *Tool) check() error {
 		}
 	}
 	return nil
+}
+
+// checkToolUIs checks each tool's _meta.ui against the module's resources:
+// a tool's interface must be a ui:// resource of its own module, so that no
+// module can dress its tool in another's interface.
+func (m *Manifest) checkToolUIs() error {
+	resources := make(map[string]string, len(m.Resources))
+	for _, r := range m.Resources {
+		resources[r.URI] = r.MIMEType
+	}
+	for i := range m.Tools {
+		if _, err := m.Tools[i].Meta.toolUI(resources); err != nil {
+			return fmt.Errorf("tool %d (%q): %w", i, m.Tools[i].Name, err)
+		}
+	}
+	return nil
+}
+
+// UI returns the tool's interface, from its _meta, or nil if it has none.
+// A manifest that ParseManifest accepted has a valid one.
+func (t *Tool) UI() *ToolUI {
+	var ui ToolUI
+	if raw, ok := t.Meta[UIKey]; !ok || json.Unmarshal(raw, &ui) != nil {
+		return nil
+	}
+	return &ui
 }
 
 // Mode returns the tool's output mode, resolving the default.

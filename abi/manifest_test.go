@@ -657,6 +657,9 @@ func FuzzParseManifest(f *testing.F) {
 	f.Add([]byte(`{"abi":1,"prompts":[{"name":"p","arguments":[{"name":"x","required":true,"completions":["a"]},{"name":"y"}],
 		"messages":[{"role":"user","content":{"type":"text","text":"{{x}} and {{y}}"}}]},{"name":"q"}]}`))
 
+	f.Add([]byte(appManifest(`,"icons":[{"src":"data:,x"}],"_meta":{"ui":{"resourceUri":"ui://t/view.html","visibility":["app"]},"example.com/k":[1]}`,
+		`,"_meta":{"ui":{"prefersBorder":true}}`)))
+
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := ParseManifest(data)
 		if err != nil {

@@ -34,9 +34,13 @@ type Prompt struct {
 	Description string           `json:"description,omitempty"`
 	Arguments   []PromptArgument `json:"arguments,omitempty"`
 	Icons       []Icon           `json:"icons,omitempty"`
+	Meta        Meta             `json:"_meta,omitempty"`
 	// Messages make the prompt a template, served without running the
 	// module; without them, the module's prompts/get entry point answers.
 	Messages []PromptMessage `json:"messages,omitempty"`
+	// Complete, when CompleteModule, has the module's completion/complete
+	// entry point offer values for the arguments that declare none.
+	Complete string `json:"complete,omitempty"`
 }
 
 // PromptArgument is one argument of a prompt.
@@ -97,13 +101,17 @@ func (p *Prompt) check() error {
 	if err := checkLength("title", p.Title, MaxText); err != nil {
 		return err
 	}
-	if len(p.Icons) > MaxIcons {
-		return fmt.Errorf("%d icons, over the limit of %d", len(p.Icons), MaxIcons)
+	if err := checkIcons(p.Icons); err != nil {
+		return err
 	}
-	for i := range p.Icons {
-		if err := p.Icons[i].check(); err != nil {
-			return fmt.Errorf("icon %d: %w", i, err)
-		}
+	if err := checkComplete(p.Complete); err != nil {
+		return err
+	}
+	if err := p.Meta.check(); err != nil {
+		return err
+	}
+	if err := p.Meta.checkUIKey("prompt"); err != nil {
+		return err
 	}
 	if len(p.Arguments) > MaxPromptArguments {
 		return fmt.Errorf("%d arguments, over the limit of %d", len(p.Arguments), MaxPromptArguments)
@@ -161,22 +169,4 @@ func checkCompletions(values []string) error {
 		}
 	}
 	return nil
-}
-
-// DeclaresCompletions says whether the manifest declares values for
-// completion/complete.
-func (m *Manifest) DeclaresCompletions() bool {
-	for _, p := range m.Prompts {
-		for _, a := range p.Arguments {
-			if len(a.Completions) > 0 {
-				return true
-			}
-		}
-	}
-	for _, t := range m.ResourceTemplates {
-		if len(t.Completions) > 0 {
-			return true
-		}
-	}
-	return false
 }

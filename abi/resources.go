@@ -40,7 +40,7 @@ const EntryReadResource = "resources/read"
 
 // reserved are the argv[1] values of the module's entry points other than
 // its tools.
-var reserved = []string{EntryReadResource, EntryGetPrompt}
+var reserved = []string{EntryReadResource, EntryGetPrompt, EntryComplete}
 
 // Resource is a resource the module serves: MCP's Resource, plus the
 // static contents a resource may carry in the manifest.
@@ -53,6 +53,7 @@ type Resource struct {
 	Size        int64                `json:"size,omitempty"`
 	Annotations *ResourceAnnotations `json:"annotations,omitempty"`
 	Icons       []Icon               `json:"icons,omitempty"`
+	Meta        Meta                 `json:"_meta,omitempty"`
 	// Text is the resource's contents as text; nil when it has none.
 	Text *string `json:"text,omitempty"`
 	// Blob is the resource's contents as bytes, base64 in JSON.
@@ -73,8 +74,12 @@ type ResourceTemplate struct {
 	MIMEType    string               `json:"mimeType,omitempty"`
 	Annotations *ResourceAnnotations `json:"annotations,omitempty"`
 	Icons       []Icon               `json:"icons,omitempty"`
+	Meta        Meta                 `json:"_meta,omitempty"`
 	// Completions are the values completion/complete offers, by variable.
 	Completions map[string][]string `json:"completions,omitempty"`
+	// Complete, when CompleteModule, has the module's completion/complete
+	// entry point offer values for the variables Completions lacks.
+	Complete string `json:"complete,omitempty"`
 }
 
 // ResourceAnnotations are MCP's annotations of a resource: advice to
@@ -132,6 +137,12 @@ func (r *Resource) check() error {
 	if err := checkDescriptive(r.Name, r.Title, r.MIMEType, r.Annotations, r.Icons); err != nil {
 		return err
 	}
+	if err := r.Meta.check(); err != nil {
+		return err
+	}
+	if err := r.Meta.resourceUI(r.URI); err != nil {
+		return err
+	}
 	if r.Size < 0 {
 		return errors.New(`"size" must not be negative`)
 	}
@@ -169,6 +180,15 @@ func (t *ResourceTemplate) check() error {
 		if err := checkCompletions(t.Completions[name]); err != nil {
 			return fmt.Errorf("variable %q: %w", name, err)
 		}
+	}
+	if err := checkComplete(t.Complete); err != nil {
+		return err
+	}
+	if err := t.Meta.check(); err != nil {
+		return err
+	}
+	if err := t.Meta.checkUIKey("resource template"); err != nil {
+		return err
 	}
 	return checkDescriptive(t.Name, t.Title, t.MIMEType, t.Annotations, t.Icons)
 }
@@ -210,6 +230,11 @@ func checkDescriptive(name, title, mimeType string, a *ResourceAnnotations, icon
 			return err
 		}
 	}
+	return checkIcons(icons)
+}
+
+// checkIcons checks the icons of a tool, resource, template or prompt.
+func checkIcons(icons []Icon) error {
 	if len(icons) > MaxIcons {
 		return fmt.Errorf("%d icons, over the limit of %d", len(icons), MaxIcons)
 	}

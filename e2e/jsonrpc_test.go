@@ -192,10 +192,15 @@ func post(t *testing.T, url, body string, header map[string]string) (int, rpcRep
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	// An SSE response carries the reply in its data line.
-	if i := bytes.Index(raw, []byte("data: ")); i >= 0 && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		raw = raw[i+len("data: "):]
-		raw, _, _ = bytes.Cut(raw, []byte("\n"))
+	// An SSE response carries the reply in a data line; a 2025-11-25
+	// stream's first, its priming event, has none.
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		for line := range bytes.Lines(raw) {
+			if data, ok := bytes.CutPrefix(bytes.TrimSuffix(line, []byte("\n")), []byte("data: ")); ok && len(data) > 0 {
+				raw = data
+				break
+			}
+		}
 	}
 	var r rpcReply
 	json.Unmarshal(raw, &r)

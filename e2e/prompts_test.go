@@ -78,7 +78,8 @@ func TestInvoicePrompts(t *testing.T) {
 }
 
 // TestInvoiceCompletions completes the invoice ids of the search_invoices
-// example's prompt argument and template variable, from its manifest.
+// example's prompt arguments and template variable, from its manifest and
+// from the module.
 func TestInvoiceCompletions(t *testing.T) {
 	forEachClient(t, func(t *testing.T, cs *mcp.ClientSession) {
 		if cs.InitializeResult().Capabilities.Completions == nil {
@@ -101,8 +102,12 @@ func TestInvoiceCompletions(t *testing.T) {
 		if got := complete(prompt, "tone", "f"); strings.Join(got.Values, " ") != "friendly firm" {
 			t.Errorf("chase_invoice tone f = %+v", got)
 		}
+		// From the module, which completes the template and review_invoice.
 		if got := complete(&mcp.CompleteReference{Type: "ref/resource", URI: "invoices://{id}"}, "id", "INV-2026-02"); strings.Join(got.Values, " ") != "INV-2026-020" {
 			t.Errorf("invoices://{id} id INV-2026-02 = %+v", got)
+		}
+		if got := complete(&mcp.CompleteReference{Type: "ref/prompt", Name: "review_invoice"}, "id", "inv-2026-00"); len(got.Values) != 9 || got.Values[0] != "INV-2026-001" || got.Total != 9 {
+			t.Errorf("review_invoice id inv-2026-00 = %+v", got)
 		}
 		_, err := cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "nope"}, Argument: mcp.CompleteParamsArgument{Name: "id"}})
 		var rpc *jsonrpc.Error

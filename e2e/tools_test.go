@@ -39,7 +39,7 @@ func TestListTools(t *testing.T) {
 				t.Errorf("tool %s lacks a description or inputSchema", tool.Name)
 			}
 		}
-		examples := []string{"calculate", "search_invoices", "text_stats", "convert_units", "slugify", "random_uuid", "find_matches", "roll_dice", "date_diff", "date_info"}
+		examples := []string{"calculate", "search_invoices", "text_stats", "convert_units", "slugify", "random_uuid", "find_matches", "roll_dice", "date_diff", "date_info", "loan_payment"}
 		for _, want := range append(examples, hostile...) {
 			if !slices.Contains(names, want) {
 				t.Errorf("tools/list lacks %s; got %v", want, names)

@@ -195,6 +195,15 @@ type HTTPConfig struct {
 	// for the client to read it (default 30 s); past it, the connection is
 	// closed and the request's resources go back.
 	WriteStallTimeout time.Duration
+	// EventStoreSize bounds the bytes of 2025-11-25 stream events kept for
+	// clients that resume a stream with Last-Event-ID (default 16 MiB, for
+	// every session together).
+	EventStoreSize int64
+	// PollInterval, when set, ends a 2025-11-25 session's response stream
+	// each time its request has run this long; the client resumes it with
+	// Last-Event-ID (SSE polling). Zero keeps streams open until their
+	// answers.
+	PollInterval time.Duration
 }
 
 // Engines lists the WebAssembly engines this build can run, the default
@@ -269,7 +278,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		Concurrency: cfg.Concurrency, QueueTimeout: max(cfg.QueueTimeout, 0), Logger: cfg.Logger,
 		Observer: obs, LogArguments: cfg.LogArguments, Prewarm: cfg.Prewarm,
 	})
-	s.mcp = mcpserver.New(s.registry, s.calls, mcpserver.Options{Version: cfg.Version, Logger: cfg.Logger, ListChanged: cfg.Watch, RequestBudget: cfg.RequestBudget})
+	s.mcp = mcpserver.New(s.registry, s.calls, mcpserver.Options{
+		Version: cfg.Version, Logger: cfg.Logger, ListChanged: cfg.Watch, RequestBudget: cfg.RequestBudget,
+		PollInterval: cfg.HTTP.PollInterval,
+	})
 	if cfg.Watch {
 		if err := s.watch(); err != nil {
 			s.Close(ctx)
@@ -375,6 +387,7 @@ func (s *Server) Handler() http.Handler {
 		BodyTimeout:        s.cfg.HTTP.BodyTimeout,
 		MaxStreams:         s.cfg.HTTP.MaxStreams,
 		WriteStallTimeout:  s.cfg.HTTP.WriteStallTimeout,
+		EventStoreSize:     s.cfg.HTTP.EventStoreSize,
 	})
 }
 

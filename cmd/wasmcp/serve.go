@@ -94,6 +94,7 @@ type httpFlags struct {
 	maxSessions    int
 	sessionIdle    time.Duration
 	readTimeout    time.Duration
+	pollInterval   time.Duration
 }
 
 func (f *httpFlags) register(fs *flag.FlagSet) {
@@ -103,6 +104,7 @@ func (f *httpFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.maxConnections, "max-connections", 1024, "HTTP connections open at once; past it, a new one closes the connection idle longest, or waits while all are busy. At most half may hold long-lived streams (GET, subscriptions/listen); a stream past that is refused with 503")
 	fs.IntVar(&f.maxSessions, "max-sessions", 1024, "live 2025-11-25 sessions; a new one past this closes the session idle longest, or is refused with 503 while every session is in use")
 	fs.DurationVar(&f.sessionIdle, "session-idle-timeout", 10*time.Minute, "close a 2025-11-25 session idle this long")
+	fs.DurationVar(&f.pollInterval, "poll-interval", 0, "end a 2025-11-25 session's response stream each time its request has run this long, for the client to resume it (SSE polling), so that a long call holds no idle connection a proxy would cut; 0 keeps streams open")
 	fs.DurationVar(&f.readTimeout, "read-timeout", 30*time.Second, "time a client has to send a request's headers, then its body, and to take each 64 KiB of an answer; a client past it has its connection closed")
 }
 
@@ -116,7 +118,8 @@ func (f *httpFlags) handlerOptions() (host.HTTPConfig, error) {
 		WriteStallTimeout: f.readTimeout,
 		// Streams hold their connections: half of them are left for
 		// everything else, /healthz included.
-		MaxStreams: f.maxConnections / 2,
+		MaxStreams:   f.maxConnections / 2,
+		PollInterval: f.pollInterval,
 	}
 	if f.authTokenFile != "" {
 		b, err := os.ReadFile(f.authTokenFile)
@@ -133,6 +136,9 @@ func (f *httpFlags) handlerOptions() (host.HTTPConfig, error) {
 	}
 	if f.maxConnections < 2 {
 		return opts, errors.New("--max-connections must be at least 2: half of the connections may hold streams")
+	}
+	if f.pollInterval < 0 {
+		return opts, errors.New("--poll-interval must not be negative")
 	}
 	if f.maxSessions < 1 || f.sessionIdle <= 0 || f.readTimeout <= 0 {
 		return opts, errors.New("--max-sessions, --session-idle-timeout and --read-timeout must be positive")

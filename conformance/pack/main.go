@@ -87,7 +87,16 @@ func tools() []guest.Tool {
 		guest.Text("test_streaming_elicitation", streamingElicitation),
 		guest.JSON("json_schema_2020_12_tool", jsonSchemaTool),
 		guest.Text("test_x_mcp_header", xMCPHeader),
+		guest.Text("test_reconnection", reconnection),
 	}
+}
+
+// reconnection outlasts the --poll-interval that conformance/run gives the
+// server, which then ends the call's stream before the answer; the suite
+// resumes it with Last-Event-ID (SEP-1699). The tool itself only waits.
+func reconnection(none) (string, error) {
+	time.Sleep(1500 * time.Millisecond)
+	return "Reconnection test completed successfully. If you received this, the client properly reconnected after stream closure.", nil
 }
 
 func simpleText(none) (string, error) {

@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,23 +13,6 @@ import (
 
 	"github.com/wasmcp/wasmcp/internal/wattest"
 )
-
-func TestMatching(t *testing.T) {
-	got := matching([]string{"Paris", "park", "Lyon", "PARTY"}, "par")
-	if !slices.Equal(got.Values, []string{"Paris", "park", "PARTY"}) || got.Total != 3 || got.HasMore {
-		t.Errorf("matching = %+v; want the three, in declared order, whatever their case", got)
-	}
-	if got := matching(nil, "x"); got.Values == nil || len(got.Values) != 0 || got.Total != 0 {
-		t.Errorf("no values = %+v; want an empty list, not null", got)
-	}
-	many := make([]string, 250)
-	for i := range many {
-		many[i] = fmt.Sprint("v", i)
-	}
-	if got := matching(many, ""); len(got.Values) != MaxCompletionValues || got.Total != 250 || !got.HasMore {
-		t.Errorf("250 values = %d values, total %d, hasMore %v; want 100, 250, true", len(got.Values), got.Total, got.HasMore)
-	}
-}
 
 func TestCompletionsAreServedAndDeclaredOnlyWhenAModuleHasThem(t *testing.T) {
 	withCompletions := t.TempDir()

@@ -57,6 +57,11 @@ type HTTPOptions struct {
 	// client that stops reading cannot hold its request's share of the
 	// budget and its answer. An idle stream writes nothing and is not cut.
 	WriteStallTimeout time.Duration
+	// EventStoreSize bounds the bytes of 2025-11-25 stream events kept so
+	// that a client that lost a stream can resume it with Last-Event-ID
+	// (default DefaultEventStoreSize, for every session together). Past
+	// it, the streams that last had an event longest ago are forgotten.
+	EventStoreSize int64
 }
 
 // Defaults for HTTPOptions.
@@ -95,6 +100,7 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	}
 	opts.setDefaults()
 	getServer := func(*http.Request) *mcp.Server { return s.mcp }
+	ids := newIDSwaps()
 	base := mcp.StreamableHTTPOptions{
 		Logger:              sdkLogger(log),
 		MaxRequestBodyBytes: MaxMessageSize,
@@ -102,6 +108,8 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	}
 	stateless := base
 	stateless.Stateless = true
+	// Only sessions' streams can be resumed: 2026-07-28 has none.
+	base.EventStore = newEventStore(opts.EventStoreSize, ids.restoreStored, ids.forgetScope)
 	// MCP 2026-07-28 cancels a request over HTTP by closing its response
 	// stream: the call's context ends with its HTTP request.
 	stateless.PropagateRequestCancellation = true
@@ -111,7 +119,7 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		log:         log,
 		sessions:    newSessionUse(s.sessions, opts.MaxSessions, log),
 		bodyTimeout: opts.BodyTimeout,
-		ids:         newIDSwaps(),
+		ids:         ids,
 		budget:      s.budget,
 		budgetSize:  s.budgetSize,
 		streams:     semaphore.NewWeighted(int64(opts.MaxStreams)),
@@ -136,6 +144,9 @@ func (o *HTTPOptions) setDefaults() {
 	}
 	if o.WriteStallTimeout <= 0 {
 		o.WriteStallTimeout = DefaultWriteStallTimeout
+	}
+	if o.EventStoreSize <= 0 {
+		o.EventStoreSize = DefaultEventStoreSize
 	}
 }
 
@@ -210,6 +221,15 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			defer rt.streams.Release(1)
+			if r.Header.Get("Last-Event-ID") != "" {
+				// A resumed stream: answers still to come name their requests
+				// by the ids the SDK was given.
+				if subs := rt.ids.pending(sessionID); len(subs) > 0 {
+					restore := &restoreID{ResponseWriter: w, subs: subs}
+					defer restore.finish()
+					w = restore
+				}
+			}
 		}
 		rt.stateful.ServeHTTP(w, r)
 		return
@@ -246,9 +266,17 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if v.Kind == guard.Request && !guard.PlainID(v.ID) {
 		sub := rt.ids.substitute(sessionID, v.ID)
-		defer rt.ids.forget(sub)
 		body, _ = guard.WithMember(body, "id", sub)
-		restore := &restoreID{ResponseWriter: w, sub: sub, id: id}
+		restore := &restoreID{ResponseWriter: w, subs: map[string]json.RawMessage{string(sub): id}}
+		defer func() {
+			// A session's stream that ended before its answer (the client
+			// went away, or the server closed it for polling) is resumable:
+			// the swap lasts until the answer is stored (restoreStored), or
+			// the session ends.
+			if restore.answered() || !restore.streamed || sessionID == "" {
+				rt.ids.forget(sub)
+			}
+		}()
 		defer restore.finish()
 		w = restore
 	}

@@ -79,6 +79,55 @@ func (s *idSwaps) answered(id jsonrpc.ID) (json.RawMessage, bool) {
 	return sw.raw, ok
 }
 
+// restoreStored returns data, a message on a stream of the session scope,
+// as the event store is to keep it: an answer to a swapped request carries
+// the client's id, and the swap ends, as nothing more of the request is to
+// come. A replay then gives the client the id it wrote, whether or not the
+// request that asked is still connected.
+func (s *idSwaps) restoreStored(scope string, data []byte) []byte {
+	id, ok := guard.ResponseID(data)
+	if !ok || !isSubstitute(id) {
+		return data
+	}
+	s.mu.Lock()
+	sw, ok := s.bySub[string(id)]
+	if ok && sw.scope == scope {
+		s.drop(string(id), sw)
+	}
+	s.mu.Unlock()
+	if !ok || sw.scope != scope {
+		return data
+	}
+	if out, ok := guard.WithMember(data, "id", sw.raw); ok {
+		return out
+	}
+	return data
+}
+
+// pending returns the swaps of scope in progress, substitute to client id.
+func (s *idSwaps) pending(scope string) map[string]json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]json.RawMessage{}
+	for sub, sw := range s.bySub {
+		if sw.scope == scope {
+			out[sub] = sw.raw
+		}
+	}
+	return out
+}
+
+// forgetScope ends every swap of scope, a session that ended.
+func (s *idSwaps) forgetScope(scope string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for sub, sw := range s.bySub {
+		if sw.scope == scope {
+			s.drop(sub, sw)
+		}
+	}
+}
+
 // forget ends the swap of sub once its HTTP request ends.
 func (s *idSwaps) forget(sub json.RawMessage) {
 	if !isSubstitute(sub) {
@@ -132,14 +181,19 @@ func (s *idSwaps) cancelled(scope string, msg []byte, params json.RawMessage) (o
 	return nil
 }
 
-// restoreID gives the client's own id back in the SDK's answer to a request
-// whose id was swapped: in a JSON body, or in the server-sent event that
-// carries the response. Everything else passes through unchanged. The
-// answer's length changes, so Content-Length is dropped.
+// restoreID gives the client's own ids back in the SDK's answers to
+// requests whose ids were swapped: in a JSON body, or in the server-sent
+// events that carry the responses. Everything else passes through
+// unchanged. The answer's length changes, so Content-Length is dropped.
+//
+// A POST's has the one request it carries; a resumed stream's has the
+// swaps of its session in progress when it was resumed (the answers it
+// replays are kept with the client's ids already, see restoreStored).
 type restoreID struct {
 	http.ResponseWriter
-	sub, id     json.RawMessage
+	subs        map[string]json.RawMessage // substitute to the client's id, until its answer is seen
 	wroteHeader bool
+	streamed    bool // the answer is a stream of events
 	form        bodyForm
 	held        []byte // a JSON body, or events up to an incomplete one
 }
@@ -160,6 +214,7 @@ func (w *restoreID) WriteHeader(code int) {
 			w.form = jsonBody
 		case "text/event-stream":
 			w.form = eventStream
+			w.streamed = true
 		}
 		if w.form != passThrough {
 			w.Header().Del("Content-Length")
@@ -233,18 +288,29 @@ func (w *restoreID) restoreEvent(ev []byte) []byte {
 	return ev
 }
 
-// restore returns msg with the client's id if msg is the response to the
+// restore returns msg with the client's id if msg is the response to a
 // swapped request.
 func (w *restoreID) restore(msg []byte) ([]byte, bool) {
-	if id, ok := guard.ResponseID(msg); !ok || !bytes.Equal(id, w.sub) {
+	id, ok := guard.ResponseID(msg)
+	if !ok {
 		return nil, false
 	}
-	out, ok := guard.WithMember(msg, "id", w.id)
+	client, ok := w.subs[string(id)]
+	if !ok {
+		return nil, false
+	}
+	out, ok := guard.WithMember(msg, "id", client)
 	if ok {
-		w.form = passThrough
+		delete(w.subs, string(id))
+		if len(w.subs) == 0 {
+			w.form = passThrough
+		}
 	}
 	return out, ok
 }
+
+// answered reports whether every answer w waited for was seen.
+func (w *restoreID) answered() bool { return len(w.subs) == 0 }
 
 // finish writes a held JSON body, or what is left of an event stream.
 func (w *restoreID) finish() {

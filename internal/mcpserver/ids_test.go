@@ -216,7 +216,7 @@ func TestRestoreIDRewritesOnlyTheResponse(t *testing.T) {
 	const sub, id = `"wasmcp-id:9"`, `9223372036854775807`
 	t.Run("event stream", func(t *testing.T) {
 		rec := httptest.NewRecorder()
-		w := &restoreID{ResponseWriter: rec, sub: json.RawMessage(sub), id: json.RawMessage(id)}
+		w := &restoreID{ResponseWriter: rec, subs: map[string]json.RawMessage{sub: json.RawMessage(id)}}
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Header().Set("Content-Length", "1")
 		w.WriteHeader(http.StatusOK)
@@ -242,7 +242,7 @@ func TestRestoreIDRewritesOnlyTheResponse(t *testing.T) {
 	})
 	t.Run("JSON body", func(t *testing.T) {
 		rec := httptest.NewRecorder()
-		w := &restoreID{ResponseWriter: rec, sub: json.RawMessage(sub), id: json.RawMessage(id)}
+		w := &restoreID{ResponseWriter: rec, subs: map[string]json.RawMessage{sub: json.RawMessage(id)}}
 		w.Header().Set("Content-Type", "application/json")
 		body := `{"jsonrpc":"2.0","id":` + sub + `,"error":{"code":-32601,"message":"m"}}`
 		w.Write([]byte(body[:10]))
@@ -254,7 +254,7 @@ func TestRestoreIDRewritesOnlyTheResponse(t *testing.T) {
 	})
 	t.Run("other bodies", func(t *testing.T) {
 		rec := httptest.NewRecorder()
-		w := &restoreID{ResponseWriter: rec, sub: json.RawMessage(sub), id: json.RawMessage(id)}
+		w := &restoreID{ResponseWriter: rec, subs: map[string]json.RawMessage{sub: json.RawMessage(id)}}
 		w.Header().Set("Content-Type", "text/plain")
 		w.Write([]byte(sub))
 		w.finish()

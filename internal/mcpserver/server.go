@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/semaphore"
@@ -52,13 +53,18 @@ type Options struct {
 	// that would pass it is refused before its body is read; over stdio,
 	// no more input is read until answers give some back.
 	RequestBudget int64
+	// PollInterval, when set, ends the response stream of a 2025-11-25
+	// session's request over Streamable HTTP each time the request has run
+	// this long, and the client resumes it (see pollStreams). Zero keeps
+	// each stream open until its answer.
+	PollInterval time.Duration
 }
 
 // DefaultRequestBudget is the request budget of a zero
 // Options.RequestBudget: 8 requests of the largest size at once.
 const DefaultRequestBudget = 8 * MaxMessageSize
 
-// Caller runs tool calls, resource reads and prompt requests;
+// Caller runs tool calls, resource reads, prompt requests and completions;
 // dispatch.Dispatcher is the one used.
 type Caller interface {
 	// Call runs a call of the named tool with its arguments, sending the
@@ -70,6 +76,9 @@ type Caller interface {
 	// GetPrompt gets the named prompt with its arguments. Its errors are
 	// the JSON-RPC errors of the request.
 	GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error)
+	// Complete answers completion/complete. Its errors are the JSON-RPC
+	// errors of the request.
+	Complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.CompleteResult, error)
 }
 
 // New returns an MCP server that serves the tools, resources and prompts
@@ -94,7 +103,9 @@ func New(reg *registry.Registry, calls Caller, opts Options) *Server {
 	var handler func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error)
 	completions := declaresCompletions(reg.Current())
 	if completions {
-		handler = completer{reg}.complete
+		handler = func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			return calls.Complete(ctx, req.Params)
+		}
 	}
 	s.subs = newSubscriptions(reg.Current, func() iter.Seq[*mcp.ServerSession] { return s.mcp.Sessions() }, log)
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: Name, Title: "wasmcp", Version: opts.Version}, &mcp.ServerOptions{
@@ -116,6 +127,9 @@ func New(reg *registry.Registry, calls Caller, opts Options) *Server {
 			Resources: &mcp.ResourceCapabilities{ListChanged: opts.ListChanged, Subscribe: true},
 		},
 	})
+	if opts.PollInterval > 0 {
+		s.mcp.AddReceivingMiddleware(pollStreams(opts.PollInterval))
+	}
 	s.sync(calls, nil, reg.Current())
 	reg.OnChange(func(c registry.Change) {
 		s.sync(calls, c.Old, c.New)
@@ -213,6 +227,8 @@ func Tool(s abi.Tool) *mcp.Tool {
 		Title:       s.Title,
 		Description: s.Description,
 		InputSchema: s.InputSchema,
+		Icons:       icons(s.Icons),
+		Meta:        meta(s.Meta),
 	}
 	if len(s.OutputSchema) > 0 {
 		t.OutputSchema = s.OutputSchema
@@ -250,6 +266,7 @@ func Resource(r abi.Resource) *mcp.Resource {
 		Size:        size,
 		Annotations: annotations(r.Annotations),
 		Icons:       icons(r.Icons),
+		Meta:        meta(r.Meta),
 	}
 }
 
@@ -264,14 +281,27 @@ func ResourceTemplate(t abi.ResourceTemplate) *mcp.ResourceTemplate {
 		MIMEType:    t.MIMEType,
 		Annotations: annotations(t.Annotations),
 		Icons:       icons(t.Icons),
+		Meta:        meta(t.Meta),
 	}
 }
 
 // Prompt converts a manifest's prompt to the SDK's description of it.
 func Prompt(p abi.Prompt) *mcp.Prompt {
-	out := &mcp.Prompt{Name: p.Name, Title: p.Title, Description: p.Description, Icons: icons(p.Icons)}
+	out := &mcp.Prompt{Name: p.Name, Title: p.Title, Description: p.Description, Icons: icons(p.Icons), Meta: meta(p.Meta)}
 	for _, a := range p.Arguments {
 		out.Arguments = append(out.Arguments, &mcp.PromptArgument{Name: a.Name, Title: a.Title, Description: a.Description, Required: a.Required})
+	}
+	return out
+}
+
+// meta passes a manifest's _meta on as the module wrote it.
+func meta(m abi.Meta) mcp.Meta {
+	if m == nil {
+		return nil
+	}
+	out := make(mcp.Meta, len(m))
+	for k, v := range m {
+		out[k] = v
 	}
 	return out
 }

@@ -135,9 +135,14 @@ func TestToolConversionKeepsManifestFields(t *testing.T) {
 		OutputSchema: json.RawMessage(`{"type":"object"}`),
 		Output:       abi.OutputJSON,
 		Annotations:  &abi.Annotations{ReadOnlyHint: &yes, DestructiveHint: &no, IdempotentHint: &no},
+		Icons:        []abi.Icon{{Src: "data:,x", Theme: "dark"}},
+		Meta:         abi.Meta{"example.com/k": json.RawMessage(`{"n":1}`)},
 	})
 	if got.Title != "T" || got.Description != "D" || got.OutputSchema == nil {
 		t.Fatalf("Tool = %+v", got)
+	}
+	if len(got.Icons) != 1 || got.Icons[0].Theme != "dark" || string(got.Meta["example.com/k"].(json.RawMessage)) != `{"n":1}` {
+		t.Errorf("icons %+v, _meta %v", got.Icons, got.Meta)
 	}
 	a := got.Annotations
 	if !a.ReadOnlyHint || a.IdempotentHint || a.DestructiveHint == nil || *a.DestructiveHint || a.OpenWorldHint != nil {

@@ -2,7 +2,9 @@ package registry
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/wasmcp/wasmcp/abi"
@@ -70,6 +72,81 @@ func needsPrompter(m *Module) bool {
 		}
 	}
 	return false
+}
+
+// needsCompleter says whether a prompt or template of the module has the
+// module complete it.
+func needsCompleter(m *Module) bool {
+	for _, p := range m.prompts {
+		if p.Spec.Complete == abi.CompleteModule {
+			return true
+		}
+	}
+	for _, t := range m.templates {
+		if t.Spec.Complete == abi.CompleteModule {
+			return true
+		}
+	}
+	return false
+}
+
+// Completion is what completing one prompt argument or template variable
+// takes: the values its manifest declares, or its module's entry point.
+type Completion struct {
+	// Values are the declared values; none for one that declares none.
+	Values []string
+	// Entry is the module's completion/complete entry point, for an
+	// argument or variable that declares no values of a prompt or template
+	// the module completes; nil otherwise.
+	Entry *Tool
+}
+
+// ErrNoCompletionRef is the error of FindCompletion for a prompt or
+// template that is not served.
+var ErrNoCompletionRef = errors.New("not served")
+
+// FindCompletion finds what completing the argument name of the prompt
+// key (prompt true) or the variable name of the resource template key
+// takes. An argument or variable the prompt or template does not have has
+// no values and runs nothing: a client's guess never starts a module.
+func (c *Catalog) FindCompletion(prompt bool, key, name string) (Completion, error) {
+	if prompt {
+		p, ok := c.Prompt(key)
+		if !ok {
+			return Completion{}, fmt.Errorf("prompt %q: %w", key, ErrNoCompletionRef)
+		}
+		for _, a := range p.Spec.Arguments {
+			if a.Name != name {
+				continue
+			}
+			if len(a.Completions) == 0 && p.Spec.Complete == abi.CompleteModule {
+				return Completion{Entry: p.Module.completer}, nil
+			}
+			return Completion{Values: a.Completions}, nil
+		}
+		return Completion{}, nil
+	}
+	t, ok := c.Template(key)
+	if !ok {
+		return Completion{}, fmt.Errorf("resource template %q: %w", key, ErrNoCompletionRef)
+	}
+	if values := t.Spec.Completions[name]; len(values) > 0 || t.Spec.Complete != abi.CompleteModule || !slices.Contains(t.Match.Varnames(), name) {
+		return Completion{Values: values}, nil
+	}
+	return Completion{Entry: t.Module.completer}, nil
+}
+
+// AcquireCompletion is FindCompletion in the catalog in service; when the
+// completion runs a module, the module is held as Acquire does, and the
+// caller releases it (Entry.Module.Release) when the run ends.
+func (r *Registry) AcquireCompletion(prompt bool, key, name string) (*Catalog, Completion, error) {
+	for {
+		cat := r.current.Load()
+		c, err := cat.FindCompletion(prompt, key, name)
+		if err != nil || c.Entry == nil || c.Entry.Module.Acquire() {
+			return cat, c, err
+		}
+	}
 }
 
 // FindRead finds what reading uri takes: a declared resource first, then

@@ -156,6 +156,9 @@ func loadFile(path string, opts LoadOptions) (*Module, stamp, error) {
 	if err != nil {
 		return nil, st, err
 	}
+	if m.completer, err = entry(m, abi.EntryComplete, needsCompleter(m)); err != nil {
+		return nil, st, err
+	}
 	for _, p := range m.prompts {
 		if p.Spec.Messages == nil {
 			p.Entry = prompter

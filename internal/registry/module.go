@@ -47,9 +47,12 @@ type Module struct {
 	prompts   []*Prompt
 	// reader is the module's resources/read entry point; nil when every
 	// resource it declares has its contents in the manifest.
-	reader   *Tool
-	observer observe.Observer
-	log      *slog.Logger
+	reader *Tool
+	// completer is the module's completion/complete entry point; nil
+	// unless a prompt or template of its has the module complete it.
+	completer *Tool
+	observer  observe.Observer
+	log       *slog.Logger
 
 	// cached says that the module's code was in the compilation cache
 	// when it loaded (sandbox.Engine.Cached), so that the warm-up loads

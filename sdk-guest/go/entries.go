@@ -6,10 +6,11 @@ import (
 
 // The names of a module's entry points other than its tools: the host
 // starts the module with one of them as argv[1] (docs/abi.md, "Reading a
-// resource" and "Getting a prompt"). No tool may have them.
+// resource", "Getting a prompt" and "Completions"). No tool may have them.
 const (
 	EntryReadResource = "resources/read"
 	EntryGetPrompt    = "prompts/get"
+	EntryComplete     = "completion/complete"
 )
 
 // ReadRequest is what the host asks of a module's resources/read.
@@ -97,6 +98,51 @@ func Prompts(fn func(PromptRequest) (*PromptResult, error)) Tool {
 	return tool(EntryGetPrompt, fn, func(res *PromptResult) ([]byte, error) {
 		if res == nil || len(res.Messages) == 0 {
 			return nil, errors.New("the prompt has no messages")
+		}
+		return encode(res)
+	})
+}
+
+// CompleteRequest is what the host asks of a module's completion/complete:
+// values for the argument Argument.Name of the prompt Ref.Name (Ref.Type
+// "ref/prompt"), or for a variable of the resource template Ref.URI
+// ("ref/resource"), that begin with what the client has typed,
+// Argument.Value. Context holds the other arguments the client has filled
+// in, if it sent them.
+type CompleteRequest struct {
+	Ref struct {
+		Type string `json:"type"`
+		Name string `json:"name,omitempty"`
+		URI  string `json:"uri,omitempty"`
+	} `json:"ref"`
+	Argument struct {
+		Name  string `json:"name"`
+		Value string `json:"value"`
+	} `json:"argument"`
+	Context struct {
+		Arguments map[string]string `json:"arguments,omitempty"`
+	} `json:"context"`
+}
+
+// CompleteResult is a completion's values, at most 100, and optionally how
+// many there are in all and whether there are more than Values holds.
+type CompleteResult struct {
+	Values  []string `json:"values"`
+	Total   int      `json:"total,omitempty"`
+	HasMore bool     `json:"hasMore,omitempty"`
+}
+
+// Completions makes the module's completion/complete entry point: fn
+// completes the arguments and variables of every prompt and template whose
+// manifest entry says "complete": "module" and that declare no values of
+// their own.
+func Completions(fn func(CompleteRequest) (*CompleteResult, error)) Tool {
+	return tool(EntryComplete, fn, func(res *CompleteResult) ([]byte, error) {
+		if res == nil {
+			return nil, errors.New("the completion returned nothing")
+		}
+		if res.Values == nil {
+			res.Values = []string{}
 		}
 		return encode(res)
 	})

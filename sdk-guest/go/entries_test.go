@@ -9,8 +9,8 @@ import (
 )
 
 func TestEntryNamesAreTheABIs(t *testing.T) {
-	if EntryReadResource != abi.EntryReadResource || EntryGetPrompt != abi.EntryGetPrompt {
-		t.Errorf("entry points %q, %q; abi has %q, %q", EntryReadResource, EntryGetPrompt, abi.EntryReadResource, abi.EntryGetPrompt)
+	if EntryReadResource != abi.EntryReadResource || EntryGetPrompt != abi.EntryGetPrompt || EntryComplete != abi.EntryComplete {
+		t.Errorf("entry points %q, %q, %q; abi has %q, %q, %q", EntryReadResource, EntryGetPrompt, EntryComplete, abi.EntryReadResource, abi.EntryGetPrompt, abi.EntryComplete)
 	}
 }
 
@@ -32,6 +32,24 @@ var entryTools = []Tool{
 		}
 		return &PromptResult{Description: "d", Messages: []PromptMessage{{Role: "user", Content: TextContent("hello " + req.Arguments["who"])}}}, nil
 	}),
+	Completions(func(req CompleteRequest) (*CompleteResult, error) {
+		if req.Ref.Name == "none" {
+			return &CompleteResult{}, nil
+		}
+		return &CompleteResult{Values: []string{req.Ref.Type + " " + req.Argument.Name + " " + req.Argument.Value + " " + req.Context.Arguments["other"]}, Total: 5, HasMore: true}, nil
+	}),
+}
+
+func TestCompletions(t *testing.T) {
+	for stdin, want := range map[string]string{
+		`{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"city","value":"pa"},"context":{"arguments":{"other":"x"}}}`: `{"values":["ref/prompt city pa x"],"total":5,"hasMore":true}`,
+		`{"ref":{"type":"ref/prompt","name":"none"},"argument":{"name":"city","value":""}}`:                                      `{"values":[]}`,
+	} {
+		code, out, errOut := invoke(t, entryTools, stdin, EntryComplete)
+		if code != ExitOK || strings.TrimSpace(out) != want {
+			t.Errorf("%s: got %d %s %q; want %s", stdin, code, out, errOut, want)
+		}
+	}
 }
 
 func TestResources(t *testing.T) {

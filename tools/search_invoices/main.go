@@ -7,8 +7,9 @@
 // the template invoices://{id}, each invoice, which the module reads when
 // it is started as resources/read (docs/abi.md, "Reading a resource"); and
 // the prompt review_invoice, which it gets when started as prompts/get,
-// with the invoice embedded: guest.Resources and guest.Prompts make the
-// two entry points.
+// with the invoice embedded; and the completions of invoice ids, from the
+// data, when started as completion/complete. guest.Resources,
+// guest.Prompts and guest.Completions make the three entry points.
 package main
 
 import (
@@ -68,7 +69,29 @@ func main() {
 		}),
 		guest.Resources(read),
 		guest.Prompts(prompt),
+		guest.Completions(complete),
 	)
+}
+
+// complete offers the ids of the invoices that begin with what the client
+// typed, ignoring case, in order, from the data set itself: the invoices:// template's
+// id and review_invoice's, whose manifest entries say "complete": "module".
+// (chase_invoice declares its ids in the manifest instead.)
+func complete(req guest.CompleteRequest) (*guest.CompleteResult, error) {
+	invoices, err := loadInvoices()
+	if err != nil {
+		return nil, err
+	}
+	res := &guest.CompleteResult{}
+	prefix := strings.ToUpper(req.Argument.Value)
+	for _, inv := range invoices {
+		if strings.HasPrefix(inv.ID, prefix) {
+			res.Values = append(res.Values, inv.ID)
+		}
+	}
+	slices.Sort(res.Values)
+	res.Total = len(res.Values)
+	return res, nil
 }
 
 // read answers one resources/read: all the invoices, or the one the

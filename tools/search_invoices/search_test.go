@@ -259,10 +259,20 @@ func TestCompletionsAreTheInvoiceIDs(t *testing.T) {
 	}
 	slices.Sort(ids)
 	m := tooltest.Manifest(t, "search_invoices", abi.OutputJSON)
-	if got := m.ResourceTemplates[0].Completions["id"]; !slices.Equal(got, ids) {
-		t.Errorf("the template's completions = %v; want %v", got, ids)
-	}
 	if got := m.Prompts[0].Arguments[0].Completions; !slices.Equal(got, ids) {
 		t.Errorf("chase_invoice's completions = %v; want %v", got, ids)
+	}
+	if m.ResourceTemplates[0].Complete != abi.CompleteModule || m.Prompts[1].Complete != abi.CompleteModule {
+		t.Errorf("the template and review_invoice are not completed by the module")
+	}
+	var req guest.CompleteRequest
+	req.Argument.Value = "inv-2026-00"
+	res, err := complete(req)
+	if err != nil || !slices.Equal(res.Values, ids[:9]) || res.Total != 9 {
+		t.Errorf("complete inv-2026-00 = %+v, %v; want %v", res, err, ids[:9])
+	}
+	req.Argument.Value = ""
+	if res, _ := complete(req); !slices.Equal(res.Values, ids) {
+		t.Errorf("complete with nothing typed = %v; want every id", res.Values)
 	}
 }
