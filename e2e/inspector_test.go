@@ -28,6 +28,7 @@ var inspectorCalls = []inspectorCall{
 	{"date_diff", []string{"start=2026-01-01", "end=2026-01-31"}, `"businessDays":21,"days":30`, false},
 	{"date_info", []string{"date=2026-12-01"}, `"weekday":"Tuesday"`, false},
 	{"fetch_text", []string{"url=https://en.wikipedia.org/wiki/WebAssembly"}, "permissions this call lacked", true},
+	{"loan_payment", []string{"principal=250000", "annualRate=4.5", "years=30"}, `"monthlyPayment":1266.71`, false},
 	{"find_matches", []string{"text=a1 b22", "pattern=[0-9]+"}, `"count":2`, false},
 	{"random_uuid", nil, "-4", false},
 	{"read_notes", nil, "permissions this call lacked", true},
