@@ -14,7 +14,7 @@ var fields = map[string][]string{
 	"permissions":          {"env", "dirs", "http", "secrets"},
 	"dir":                  {"guest", "write"},
 	"http":                 {"host", "methods"},
-	"tool":                 {"name", "title", "description", "inputSchema", "outputSchema", "annotations", "output"},
+	"tool":                 {"name", "title", "description", "inputSchema", "outputSchema", "annotations", "output", "client"},
 	"annotations":          {"title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"},
 	"limits":               {"timeout", "memory", "output"},
 	"resource":             {"uri", "name", "title", "description", "mimeType", "size", "annotations", "icons", "text", "blob"},

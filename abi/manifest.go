@@ -127,6 +127,11 @@ type Tool struct {
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	Annotations  *Annotations    `json:"annotations,omitempty"`
 	Output       OutputMode      `json:"output,omitempty"`
+	// Client names the client capabilities the tool needs
+	// (ClientElicitation, ClientSampling, ClientRoots): a call from a
+	// client that lacks one is refused before the tool runs, and the tool
+	// may ask the client only for these.
+	Client []string `json:"client,omitempty"`
 }
 
 // Annotations are MCP's tool hints. They are advice to clients, never trusted
@@ -238,12 +243,38 @@ func (t *Tool) check() error {
 	default:
 		return fmt.Errorf(`"output" must be "text", "json" or "result", not %q`, t.Output)
 	}
+	for i, c := range t.Client {
+		switch c {
+		case ClientElicitation, ClientSampling, ClientRoots:
+		default:
+			return fmt.Errorf(`"client" names %q; a tool may need %q, %q or %q`, c, ClientElicitation, ClientSampling, ClientRoots)
+		}
+		if slices.Contains(t.Client[:i], c) {
+			return fmt.Errorf(`"client" names %q twice`, c)
+		}
+	}
 	if len(t.OutputSchema) > 0 {
 		if err := checkObjectRoot("outputSchema", t.OutputSchema); err != nil {
 			return err
 		}
 		if t.Mode() == OutputText {
 			return errors.New(`"outputSchema" needs "output": "json" or "result"; a text result has no structuredContent to check`)
+		}
+	}
+	return nil
+}
+
+// CheckAsks reports the first of a module's imports of HostModule that
+// asks the client for a capability no tool of the manifest declares in
+// "client": such a module could only fail its asks.
+func (m *Manifest) CheckAsks(imports []string) error {
+	for _, name := range imports {
+		ask, ok := AskFunctions[name]
+		if !ok {
+			continue
+		}
+		if !slices.ContainsFunc(m.Tools, func(t Tool) bool { return slices.Contains(t.Client, ask.Capability) }) {
+			return fmt.Errorf(`imports %s.%s, which asks the client for %s, but no tool of its manifest declares "client": [%q]; declare it on the tools that ask`, HostModule, name, ask.Capability, ask.Capability)
 		}
 	}
 	return nil

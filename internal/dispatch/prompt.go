@@ -47,7 +47,7 @@ func (d *Dispatcher) GetPrompt(ctx context.Context, name string, args map[string
 	}
 	entry := p.Entry.Module.Stem + " " + abi.EntryGetPrompt
 	start := time.Now()
-	res, outcome := d.call(ctx, cat, p.Entry, stdin, &serverLog{log: d.log, tool: entry})
+	res, outcome := d.call(ctx, cat, p.Entry, stdin, &serverLog{log: d.log, tool: entry}, nil)
 	d.logCall(entry, outcome, time.Since(start), stdin)
 	if res.IsError {
 		return nil, promptError(name, p.Entry.Module, resultText(res))

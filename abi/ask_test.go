@@ -1,0 +1,40 @@
+package abi
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestToolClientCapabilities(t *testing.T) {
+	m, err := ParseManifest([]byte(withTools(toolJSON("confirm", `"client":["elicitation","sampling","roots"]`))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(m.Tools[0].Client, " "); got != "elicitation sampling roots" {
+		t.Errorf("client = %q", got)
+	}
+	for _, tc := range []struct{ client, want string }{
+		{`["email"]`, `"client" names "email"`},
+		{`["roots","roots"]`, `names "roots" twice`},
+		{`"elicitation"`, "not valid JSON"},
+	} {
+		_, err := ParseManifest([]byte(withTools(toolJSON("confirm", `"client":`+tc.client))))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("client %s: error %v; want one with %q", tc.client, err, tc.want)
+		}
+	}
+}
+
+func TestCheckAsksNeedsADeclaredCapability(t *testing.T) {
+	m, err := ParseManifest([]byte(withTools(okTool, toolJSON("confirm", `"client":["elicitation"]`))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.CheckAsks([]string{"log", "http_request", "elicit", "ask_response"}); err != nil {
+		t.Errorf("elicit with elicitation declared: %v", err)
+	}
+	err = m.CheckAsks([]string{"elicit", "create_message"})
+	if err == nil || !strings.Contains(err.Error(), `imports wasmcp.create_message, which asks the client for sampling, but no tool of its manifest declares "client": ["sampling"]`) {
+		t.Errorf("create_message without sampling: %v", err)
+	}
+}
