@@ -7,10 +7,12 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"log/slog"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/semaphore"
 
@@ -34,6 +36,9 @@ type Server struct {
 	budgetSize int64
 	// subs bounds and follows resource subscriptions.
 	subs *subscriptions
+	// states signs and checks the requestStates of tools that ask the
+	// client on 2026-07-28.
+	states *stateSigner
 }
 
 // Options configure New.
@@ -52,6 +57,11 @@ type Options struct {
 	// that would pass it is refused before its body is read; over stdio,
 	// no more input is read until answers give some back.
 	RequestBudget int64
+	// RequestStateKey signs the requestState of 2026-07-28 calls whose
+	// tools ask the client, so that any replica with the same key takes
+	// them back; at least MinStateKey bytes. Empty: a random key of this
+	// process's own, which holds only with one replica.
+	RequestStateKey []byte
 }
 
 // DefaultRequestBudget is the request budget of a zero
@@ -62,8 +72,10 @@ const DefaultRequestBudget = 8 * MaxMessageSize
 // dispatch.Dispatcher is the one used.
 type Caller interface {
 	// Call runs a call of the named tool with its arguments, sending the
-	// tool's reports to rep. It fails only for a tool that does not exist.
-	Call(ctx context.Context, name string, args json.RawMessage, rep sandbox.Reporter) (*mcp.CallToolResult, error)
+	// tool's reports to rep and its asks of the client to ask. It fails
+	// for a tool that does not exist, and with sandbox.ErrInputRequired
+	// when ask ended the run.
+	Call(ctx context.Context, name string, args json.RawMessage, rep sandbox.Reporter, ask sandbox.Asker) (*mcp.CallToolResult, error)
 	// Read reads the resource at uri, a declared resource's or one a
 	// template matches. Its errors are the JSON-RPC errors of the read.
 	Read(ctx context.Context, uri string) (*mcp.ReadResourceResult, error)
@@ -86,7 +98,7 @@ func New(reg *registry.Registry, calls Caller, opts Options) *Server {
 		budget = DefaultRequestBudget
 	}
 	budget = max(budget, MaxMessageSize)
-	s := &Server{log: log, budget: semaphore.NewWeighted(budget), budgetSize: budget}
+	s := &Server{log: log, budget: semaphore.NewWeighted(budget), budgetSize: budget, states: newStateSigner(opts.RequestStateKey)}
 	// The SDK declares the completions capability when, and only when, a
 	// completion handler is set, and fixes both when the server is made.
 	// So the tool directory at start decides (design.md, "Resources and
@@ -147,9 +159,9 @@ func (s *Server) sync(calls Caller, old, new *registry.Catalog) {
 	}
 	syncList(s, "tool", oldTools, new.Tools, func(t *registry.Tool) string { return t.Spec.Name }, new.Lookup,
 		s.mcp.RemoveTools, func(t *registry.Tool) {
-			name := t.Spec.Name
-			s.mcp.AddTool(Tool(t.Spec), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				return calls.Call(ctx, name, req.Params.Arguments, newClientReporter(ctx, req, name))
+			spec := t.Spec
+			s.mcp.AddTool(Tool(spec), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return s.call(ctx, calls, spec, req)
 			})
 		})
 	read := func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
@@ -164,6 +176,65 @@ func (s *Server) sync(calls Caller, old, new *registry.Catalog) {
 	}
 	syncList(s, "prompt", oldPrompts, new.Prompts, func(p *registry.Prompt) string { return p.Spec.Name }, new.Prompt,
 		s.mcp.RemovePrompts, func(p *registry.Prompt) { s.mcp.AddPrompt(Prompt(p.Spec), get) })
+}
+
+// call runs a tools/call of the tool spec. A tool that asks the client is
+// refused to a client that lacks what it needs, and its asks go on the
+// session (2025-11-25) or into an InputRequiredResult (2026-07-28).
+func (s *Server) call(ctx context.Context, calls Caller, spec abi.Tool, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	rep := newClientReporter(ctx, req, spec.Name)
+	if len(spec.Client) == 0 {
+		return calls.Call(ctx, spec.Name, req.Params.Arguments, rep, nil)
+	}
+	caps := req.ClientCapabilities()
+	modern := stateless(req.Session)
+	if missing := missingCapabilities(spec.Client, caps); len(missing) > 0 {
+		return missingError(spec.Name, missing, modern)
+	}
+	if !modern {
+		return calls.Call(ctx, spec.Name, req.Params.Arguments, rep, &sessionAsker{ctx: ctx, session: req.Session, caps: caps, need: spec.Client})
+	}
+	args, err := digest(req.Params.Arguments)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the arguments are not JSON: " + err.Error()}
+	}
+	st := &askState{Tool: spec.Name, Args: args}
+	if req.Params.RequestState != "" {
+		if st, err = s.states.open(req.Params.RequestState, spec.Name, args); err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+		}
+	}
+	// An answer missing from inputResponses is asked for again, as the
+	// re-run makes the same ask.
+	if p := st.Pending; p != nil {
+		if resp, ok := req.Params.InputResponses[p.ID]; ok {
+			b, err := json.Marshal(resp)
+			switch {
+			case err != nil || !answers(p.Method, resp):
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("inputResponses[%q] is not an answer to %s", p.ID, p.Method)}
+			case len(b) > abi.MaxAnswerLen:
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("inputResponses[%q] is %s, over the %s an answer may have", p.ID, abi.Size(len(b)), abi.Size(abi.MaxAnswerLen))}
+			}
+			st.Answers = append(st.Answers, answer{Ask: p.Ask, Answer: b})
+		}
+	}
+	a := &replayAsker{need: spec.Client, caps: caps, answers: st.Answers}
+	res, err := calls.Call(ctx, spec.Name, req.Params.Arguments, rep, a)
+	if !errors.Is(err, sandbox.ErrInputRequired) {
+		return res, err
+	}
+	state, err := s.states.seal(&askState{Tool: spec.Name, Args: args, Answers: a.answers, Pending: a.pending})
+	if err != nil {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s cannot go on: %v", spec.Name, err)}}, IsError: true}, nil
+	}
+	return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{a.pending.ID: a.request}, RequestState: state}, nil
+}
+
+// stateless says whether a session speaks 2026-07-28, where the server
+// sends no requests of its own, as the SDK decides it.
+func stateless(ss *mcp.ServerSession) bool {
+	p := ss.InitializeParams()
+	return p == nil || p.ProtocolVersion >= modernVersion
 }
 
 // syncList is sync for one kind of item, each known by its key. An item

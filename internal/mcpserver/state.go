@@ -1,0 +1,213 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/internal/sandbox"
+)
+
+// On 2026-07-28 a tool's ask ends its call with an InputRequiredResult,
+// and the client retries the call with the answer and the requestState the
+// result carried. The state holds what the retry needs, since no replica
+// keeps anything between the two: the tool and the digest of its
+// arguments, the answers so far (each with the digest of the ask it
+// answers), the ask awaiting its answer, and an expiry. It is JSON,
+// base64url-encoded and signed with HMAC-SHA256, so that no client can
+// forge or alter one, and any replica with the key can check it.
+
+// MaxRequestState bounds a requestState, as issued and as accepted. The
+// answers it records are bounded by abi.MaxAnswerLen and abi.MaxAsks, and
+// together by this.
+const MaxRequestState = 256 << 10
+
+// StateLifetime is how long a requestState may be retried with.
+const StateLifetime = 10 * time.Minute
+
+// MinStateKey is the shortest key a requestState may be signed with.
+const MinStateKey = 32
+
+// stateVersion is the layout of askState; a state of another is refused.
+const stateVersion = 1
+
+// askState is what a requestState holds.
+type askState struct {
+	V       int        `json:"v"`
+	Tool    string     `json:"tool"`
+	Args    string     `json:"args"` // hex SHA-256 of the canonical arguments
+	Expires int64      `json:"exp"`  // Unix seconds
+	Answers []answer   `json:"answers,omitempty"`
+	Pending *askRecord `json:"pending,omitempty"`
+}
+
+// answer is the client's answer to one ask, by the ask's digest.
+type answer struct {
+	Ask    string          `json:"ask"`
+	Answer json.RawMessage `json:"answer"`
+}
+
+// askRecord is the ask an InputRequiredResult is waiting on: the id of
+// its input request, its digest, and its method.
+type askRecord struct {
+	ID     string `json:"id"`
+	Ask    string `json:"ask"`
+	Method string `json:"method"`
+}
+
+// stateSigner signs and checks requestStates.
+type stateSigner struct {
+	key []byte
+	now func() time.Time
+}
+
+// newStateSigner signs with key, of at least MinStateKey bytes, or with a
+// random key of this process's own when key is empty: the states it
+// issues then hold only for this process.
+func newStateSigner(key []byte) *stateSigner {
+	if len(key) == 0 {
+		key = make([]byte, MinStateKey)
+		rand.Read(key)
+	}
+	return &stateSigner{key: key, now: time.Now}
+}
+
+// seal encodes and signs st. A state over MaxRequestState is an error: the
+// answers so far are more than one call may carry.
+func (s *stateSigner) seal(st *askState) (string, error) {
+	st.V = stateVersion
+	st.Expires = s.now().Add(StateLifetime).Unix()
+	body, err := json.Marshal(st)
+	if err != nil {
+		return "", err
+	}
+	mac := hmac.New(sha256.New, s.key)
+	mac.Write(body)
+	out := base64.RawURLEncoding.EncodeToString(body) + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
+	if len(out) > MaxRequestState {
+		return "", fmt.Errorf("the answers to its asks so far would make its requestState %s, over the %s one may have; have the tool ask for less", abi.Size(len(out)), abi.Size(MaxRequestState))
+	}
+	return out, nil
+}
+
+// open checks a requestState the client sent back for a call of tool with
+// arguments of digest args, and decodes it.
+func (s *stateSigner) open(state, tool, args string) (*askState, error) {
+	if len(state) > MaxRequestState {
+		return nil, fmt.Errorf("requestState is %s, over the %s this server issues; retry the call without it", abi.Size(len(state)), abi.Size(MaxRequestState))
+	}
+	body64, sig64, ok := strings.Cut(state, ".")
+	body, err1 := base64.RawURLEncoding.DecodeString(body64)
+	sig, err2 := base64.RawURLEncoding.DecodeString(sig64)
+	mac := hmac.New(sha256.New, s.key)
+	mac.Write(body)
+	if !ok || err1 != nil || err2 != nil || !hmac.Equal(sig, mac.Sum(nil)) {
+		return nil, errors.New("requestState was not issued by this server, or was altered; retry the call without requestState and inputResponses")
+	}
+	var st askState
+	if err := json.Unmarshal(body, &st); err != nil || st.V != stateVersion {
+		return nil, errors.New("requestState has a layout this server does not read; retry the call without requestState and inputResponses")
+	}
+	switch {
+	case st.Tool != tool:
+		return nil, fmt.Errorf("requestState was issued for a call of tool %s, not %s; retry the call without requestState and inputResponses", st.Tool, tool)
+	case st.Args != args:
+		return nil, errors.New("requestState was issued for a call with other arguments; retry the call without requestState and inputResponses, or with the arguments it was issued for")
+	case s.now().Unix() > st.Expires:
+		return nil, fmt.Errorf("requestState expired at %s (it holds for %s); retry the call without requestState and inputResponses", time.Unix(st.Expires, 0).UTC().Format(time.RFC3339), StateLifetime)
+	}
+	return &st, nil
+}
+
+// digest is the hex SHA-256 of parts, each in canonical JSON (keys sorted,
+// numbers as written) and separated, so that a retry that re-encodes the
+// same values has the same digest.
+func digest(parts ...json.RawMessage) (string, error) {
+	h := sha256.New()
+	for _, p := range parts {
+		c, err := canonical(p)
+		if err != nil {
+			return "", err
+		}
+		h.Write(c)
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// canonical re-encodes JSON with its object keys sorted and its numbers as
+// written.
+func canonical(raw json.RawMessage) ([]byte, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		raw = json.RawMessage("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
+}
+
+// replayAsker answers a 2026-07-28 call's asks from the answers its
+// requestState recorded, in order; the first ask without one ends the
+// run (sandbox.ErrInputRequired), and is kept as pending for the
+// InputRequiredResult.
+type replayAsker struct {
+	need    []string
+	caps    *mcp.ClientCapabilities
+	answers []answer
+	// used counts the answers given; pending and its request are the ask
+	// that ended the run.
+	used    int
+	pending *askRecord
+	request mcp.InputRequest
+}
+
+// Ask implements sandbox.Asker.
+func (a *replayAsker) Ask(_ context.Context, capability, method string, params json.RawMessage) (json.RawMessage, error) {
+	req, err := askable(a.need, a.caps, capability, method, params)
+	if err != nil {
+		return nil, err
+	}
+	d, err := digest(json.RawMessage(`"`+method+`"`), params)
+	if err != nil {
+		return nil, &sandbox.AskError{Code: abi.ErrInvalid, Text: "the request is not JSON"}
+	}
+	// A tool that asks otherwise than it did in the run the answers were
+	// for gets them no further: what they answered is not what it asks.
+	if a.used < len(a.answers) && a.answers[a.used].Ask == d {
+		a.used++
+		return a.answers[a.used-1].Answer, nil
+	}
+	a.answers = a.answers[:a.used]
+	a.pending = &askRecord{ID: fmt.Sprintf("ask-%d", a.used+1), Ask: d, Method: method}
+	a.request = req
+	return nil, sandbox.ErrInputRequired
+}
+
+// answers says whether resp is an answer to an ask of method.
+func answers(method string, resp mcp.InputResponse) bool {
+	switch resp.(type) {
+	case *mcp.ElicitResult:
+		return method == "elicitation/create"
+	case *mcp.CreateMessageResult, *mcp.CreateMessageWithToolsResult:
+		return method == "sampling/createMessage"
+	case *mcp.ListRootsResult:
+		return method == "roots/list"
+	}
+	return false
+}
