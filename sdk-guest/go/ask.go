@@ -1,0 +1,151 @@
+package guest
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// A tool may ask the client that called it for something while it runs:
+// the user's input (Elicit, ElicitURL), a model's completion
+// (CreateMessage), or the client's roots (ListRoots). Each needs the tool
+// to declare the client capability in its manifest ("client":
+// ["elicitation"], "sampling", "roots"), and the call fails before the
+// tool runs when the client lacks it. A call may ask at most 16 times.
+//
+// On MCP 2026-07-28 the host ends the run at an ask it has no answer for
+// yet, asks the client, and runs the tool again from the start with the
+// answers so far: so a tool must ask the same things in the same order
+// each time, and do nothing it cannot do twice before its last ask.
+
+// Elicitation answers: what the user did with an elicitation.
+const (
+	Accept  = "accept"
+	Decline = "decline"
+	Cancel  = "cancel"
+)
+
+// ElicitResult is the user's answer to an elicitation (MCP's ElicitResult).
+type ElicitResult struct {
+	// Action is Accept, Decline or Cancel.
+	Action string `json:"action"`
+	// Content is what the user entered, for an accepted form, by the
+	// schema's property names.
+	Content map[string]any `json:"content,omitempty"`
+}
+
+// AskError is an ask the host did not send, or the client did not answer:
+// Code is one of the result codes (ErrDenied: the tool or the client did
+// not declare the capability), Message says why.
+type AskError struct {
+	Code    int32
+	Message string
+}
+
+func (e *AskError) Error() string { return e.Message }
+
+// Elicit asks the user, through the client, to fill in a form: message
+// says what for, and schema (a flat JSON Schema object of primitive
+// properties, as MCP's requestedSchema) what to enter.
+func Elicit(message string, schema any) (*ElicitResult, error) {
+	var r ElicitResult
+	err := askHost(hostElicit, map[string]any{"mode": "form", "message": message, "requestedSchema": schema}, &r)
+	if err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// ElicitURL asks the user, through the client, to visit url (for what
+// must not pass through the client: a sign-in, a payment); id names this
+// elicitation.
+func ElicitURL(message, url, id string) (*ElicitResult, error) {
+	var r ElicitResult
+	err := askHost(hostElicit, map[string]any{"mode": "url", "message": message, "url": url, "elicitationId": id}, &r)
+	if err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// SamplingMessage is one message of a sampling request or its answer.
+type SamplingMessage struct {
+	Role    string         `json:"role"` // "user" or "assistant"
+	Content map[string]any `json:"content"`
+}
+
+// TextMessage is a SamplingMessage of text.
+func TextMessage(role, text string) SamplingMessage {
+	return SamplingMessage{Role: role, Content: map[string]any{"type": "text", "text": text}}
+}
+
+// SamplingRequest asks the client's model for a completion (MCP's
+// CreateMessageRequest params).
+type SamplingRequest struct {
+	Messages     []SamplingMessage `json:"messages"`
+	MaxTokens    int               `json:"maxTokens"`
+	SystemPrompt string            `json:"systemPrompt,omitempty"`
+}
+
+// SamplingResult is the model's answer.
+type SamplingResult struct {
+	Role       string         `json:"role"`
+	Content    map[string]any `json:"content"`
+	Model      string         `json:"model"`
+	StopReason string         `json:"stopReason,omitempty"`
+}
+
+// Text is the answer's text, if it is text.
+func (r *SamplingResult) Text() string {
+	s, _ := r.Content["text"].(string)
+	return s
+}
+
+// CreateMessage asks the client to sample its model. MCP 2026-07-28
+// deprecates sampling (SEP-2577); it still works where clients offer it.
+func CreateMessage(req SamplingRequest) (*SamplingResult, error) {
+	var r SamplingResult
+	if err := askHost(hostCreateMessage, req, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// Root is one of the client's roots: a directory or file it works in.
+type Root struct {
+	URI  string `json:"uri"`
+	Name string `json:"name,omitempty"`
+}
+
+// ListRoots asks the client for its roots. MCP 2026-07-28 deprecates roots
+// (SEP-2577); it still works where clients offer them.
+func ListRoots() ([]Root, error) {
+	var r struct {
+		Roots []Root `json:"roots"`
+	}
+	if err := askHost(hostListRoots, struct{}{}, &r); err != nil {
+		return nil, err
+	}
+	return r.Roots, nil
+}
+
+// askHost sends req through f and decodes the client's answer into out.
+func askHost(f func([]byte) (int32, []byte), req, out any) error {
+	data, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	code, answer := f(data)
+	if code != Ok {
+		var a struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal(answer, &a) != nil || a.Error == "" {
+			a.Error = (&HostError{Code: code}).Error()
+		}
+		return &AskError{Code: code, Message: a.Error}
+	}
+	if err := json.Unmarshal(answer, out); err != nil {
+		return fmt.Errorf("wasmcp host: unreadable answer from the client: %v", err)
+	}
+	return nil
+}
