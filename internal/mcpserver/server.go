@@ -213,7 +213,7 @@ func (s *Server) call(ctx context.Context, calls Caller, spec abi.Tool, req *mcp
 			case err != nil || !answers(p.Method, resp):
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("inputResponses[%q] is not an answer to %s", p.ID, p.Method)}
 			case len(b) > abi.MaxAnswerLen:
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("inputResponses[%q] is %s, over the %s an answer may have", p.ID, abi.Size(len(b)), abi.Size(abi.MaxAnswerLen))}
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("inputResponses[%q] is %d bytes, over the %d KiB an answer may have", p.ID, len(b), abi.MaxAnswerLen>>10)}
 			}
 			st.Answers = append(st.Answers, answer{Ask: p.Ask, Answer: b})
 		}

@@ -97,7 +97,7 @@ func (s *stateSigner) seal(st *askState) (string, error) {
 	mac.Write(body)
 	out := base64.RawURLEncoding.EncodeToString(body) + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
 	if len(out) > MaxRequestState {
-		return "", fmt.Errorf("the answers to its asks so far would make its requestState %s, over the %s one may have; have the tool ask for less", abi.Size(len(out)), abi.Size(MaxRequestState))
+		return "", fmt.Errorf("the answers to its asks so far would make its requestState %d bytes, over the %d KiB one may have; have the tool ask for less", len(out), MaxRequestState>>10)
 	}
 	return out, nil
 }
@@ -106,7 +106,7 @@ func (s *stateSigner) seal(st *askState) (string, error) {
 // arguments of digest args, and decodes it.
 func (s *stateSigner) open(state, tool, args string) (*askState, error) {
 	if len(state) > MaxRequestState {
-		return nil, fmt.Errorf("requestState is %s, over the %s this server issues; retry the call without it", abi.Size(len(state)), abi.Size(MaxRequestState))
+		return nil, fmt.Errorf("requestState is %d bytes, over the %d KiB this server issues; retry the call without requestState and inputResponses", len(state), MaxRequestState>>10)
 	}
 	body64, sig64, ok := strings.Cut(state, ".")
 	body, err1 := base64.RawURLEncoding.DecodeString(body64)
