@@ -124,8 +124,8 @@ func TestRequestStateIsChecked(t *testing.T) {
 	s := startHTTPIn(t, askDir(t))
 	_, r, _ := post(t, s.url, modernAsk("ask", ""), modernCall("ask"))
 	var first inputRequired
-	if r.Error != nil || json.Unmarshal(r.Result, &first) != nil || first.ResultType != "input_required" || first.InputRequests["ask-1"] == nil {
-		t.Fatalf("first call: %s %+v; want an input request ask-1", r.Result, r.Error)
+	if r.Error != nil || json.Unmarshal(r.Result, &first) != nil || first.ResultType != "input_required" || first.InputRequests["confirm"] == nil {
+		t.Fatalf("first call: %s %+v; want an input request named confirm", r.Result, r.Error)
 	}
 	var params struct {
 		Method string `json:"method"`
@@ -133,8 +133,8 @@ func TestRequestStateIsChecked(t *testing.T) {
 			Mode, Message string
 		} `json:"params"`
 	}
-	if json.Unmarshal(first.InputRequests["ask-1"], &params) != nil || params.Method != "elicitation/create" || params.Params.Mode != "form" || params.Params.Message != "ok?" {
-		t.Errorf("input request = %s; want the module's form elicitation", first.InputRequests["ask-1"])
+	if json.Unmarshal(first.InputRequests["confirm"], &params) != nil || params.Method != "elicitation/create" || params.Params.Mode != "form" || params.Params.Message != "ok?" {
+		t.Errorf("input request = %s; want the module's form elicitation", first.InputRequests["confirm"])
 	}
 	body, sig, _ := strings.Cut(first.RequestState, ".")
 	flipped := []byte(body)
@@ -146,9 +146,8 @@ func TestRequestStateIsChecked(t *testing.T) {
 		{"forged", "ask", `,"requestState":"e30.AAAA"`, "was not issued by this server, or was altered"},
 		{"tampered", "ask", `,"requestState":"` + string(flipped) + "." + sig + `"`, "was not issued by this server, or was altered"},
 		{"oversized", "ask", `,"requestState":"` + strings.Repeat("a", 300<<10) + `"`, "over the 256 KiB this server issues"},
-		{"another tool", "askloop", `,"requestState":"` + first.RequestState + `"`, "issued for a call of tool ask, not askloop"},
-		{"oversized answer", "ask", `,"requestState":"` + first.RequestState + `","inputResponses":{"ask-1":{"action":"accept","content":{"x":"` + strings.Repeat("a", 70<<10) + `"}}}`, `inputResponses["ask-1"] is`},
-		{"wrong kind of answer", "ask", `,"requestState":"` + first.RequestState + `","inputResponses":{"ask-1":{"roots":[]}}`, `inputResponses["ask-1"] is not an answer to elicitation/create`},
+		{"another tool", "askloop", `,"requestState":"` + first.RequestState + `"`, "issued for tool ask, not tool askloop"},
+		{"oversized answer", "ask", `,"requestState":"` + first.RequestState + `","inputResponses":{"confirm":{"action":"accept","content":{"x":"` + strings.Repeat("a", 70<<10) + `"}}}`, `inputResponses["confirm"] is`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, r, _ := post(t, s.url, modernAsk(tc.tool, tc.more), modernCall(tc.tool))
@@ -164,12 +163,30 @@ func TestRequestStateIsChecked(t *testing.T) {
 			t.Fatalf("%s %+v; want -32602 for other arguments", r.Result, r.Error)
 		}
 	})
-	t.Run("answered", func(t *testing.T) {
-		_, r, _ := post(t, s.url, modernAsk("ask", `,"requestState":"`+first.RequestState+`","inputResponses":{"ask-1":{"action":"accept","content":{"ok":true}}}`), modernCall("ask"))
-		var res inputRequired
-		if r.Error != nil || json.Unmarshal(r.Result, &res) != nil || res.ResultType != "complete" || res.IsError ||
-			len(res.Content) != 1 || res.Content[0].Text != "04042012\n"+`{"action":"accept","content":{"ok":true}}` {
-			t.Fatalf("retry: %s %+v; want the run's result codes and the recorded answer", r.Result, r.Error)
-		}
-	})
+	// An answer of the wrong kind, or under another id, is no answer: the
+	// ask is made again.
+	for name, responses := range map[string]string{
+		"wrong kind of answer":  `{"confirm":{"roots":[]}}`,
+		"answer to another ask": `{"other":{"action":"accept"}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, r, _ := post(t, s.url, modernAsk("ask", `,"requestState":"`+first.RequestState+`","inputResponses":`+responses), modernCall("ask"))
+			var res inputRequired
+			if r.Error != nil || json.Unmarshal(r.Result, &res) != nil || res.ResultType != "input_required" || res.InputRequests["confirm"] == nil {
+				t.Fatalf("retry: %s %+v; want the ask made again", r.Result, r.Error)
+			}
+		})
+	}
+	// The answer is the guest's, with the state or without it (the
+	// inputResponses name the ask), and extra answers are ignored.
+	for name, state := range map[string]string{"answered": `,"requestState":"` + first.RequestState + `"`, "answered without state": ""} {
+		t.Run(name, func(t *testing.T) {
+			_, r, _ := post(t, s.url, modernAsk("ask", state+`,"inputResponses":{"confirm":{"action":"accept","content":{"ok":true}},"extra":{"action":"decline"}}`), modernCall("ask"))
+			var res inputRequired
+			if r.Error != nil || json.Unmarshal(r.Result, &res) != nil || res.ResultType != "complete" || res.IsError ||
+				len(res.Content) != 1 || res.Content[0].Text != "0402042012\n"+`{"action":"accept","content":{"ok":true}}` {
+				t.Fatalf("retry: %s %+v; want the run's result codes and the answer", r.Result, r.Error)
+			}
+		})
+	}
 }

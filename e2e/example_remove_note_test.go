@@ -117,7 +117,7 @@ func TestRemoveNoteNeedsAClientThatElicits(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "remove_note", Arguments: map[string]any{"path": strings.ReplaceAll(t.Name(), "/", "_") + ".txt"}})
-		const want = "tool remove_note needs the client capabilities elicitation, which the client did not declare"
+		const want = "tool remove_note needs the client capability elicitation, which the client did not declare"
 		if version == "2026-07-28" {
 			var rpc *jsonrpc.Error
 			if !errors.As(err, &rpc) || rpc.Code != mcp.CodeMissingRequiredClientCapabilities || !strings.Contains(rpc.Message, want) {

@@ -25,15 +25,12 @@ import (
 // call answers the asks of a fresh run from what requestState recorded
 // (replayAsker, state.go).
 
-// missingCapabilities are the capabilities of need that caps lacks.
-func missingCapabilities(need []string, caps *mcp.ClientCapabilities) []string {
-	var missing []string
-	for _, c := range need {
-		if !declares(caps, c) {
-			missing = append(missing, c)
-		}
-	}
-	return missing
+// lacks says whether a client with caps can answer none of the asks of a
+// tool that needs the capabilities need, and so must be refused: a tool
+// that may ask for several runs for a client with one of them, and gets
+// code 7 for an ask the client cannot take.
+func lacks(need []string, caps *mcp.ClientCapabilities) bool {
+	return len(need) > 0 && !slices.ContainsFunc(need, func(c string) bool { return declares(caps, c) })
 }
 
 // declares says whether caps has the client capability named c, as
@@ -53,31 +50,33 @@ func declares(caps *mcp.ClientCapabilities, c string) bool {
 	return false
 }
 
-// missingError is the answer to a call whose tool needs capabilities the
-// client did not declare: on 2026-07-28, the MissingRequiredClientCapability
-// error (-32021, which the SDK sends with HTTP 400), whose data names them;
-// on 2025-11-25, which has no such error, a tool error the model can read.
-func missingError(tool string, missing []string, modern bool) (*mcp.CallToolResult, error) {
-	text := fmt.Sprintf("tool %s needs the client capabilities %s, which the client did not declare; call it from a client that supports them and declares them", tool, strings.Join(missing, ", "))
-	if !modern {
-		text = fmt.Sprintf("tool %s needs the client capabilities %s, which the client did not declare when it initialized the session; call it from a client that supports them and declares them", tool, strings.Join(missing, ", "))
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: true}, nil
-	}
+// missingText says that what needs one of the capabilities need, which
+// the client did not declare.
+func missingText(what string, need []string) string {
+	return fmt.Sprintf("%s needs the client capability %s, which the client did not declare; call it from a client that supports it and declares it", what, strings.Join(need, " or "))
+}
+
+// missingCapability is 2026-07-28's answer to a request whose module
+// needs capabilities the client did not declare: the
+// MissingRequiredClientCapability error (-32021, which the SDK sends with
+// HTTP 400), whose data names them. 2025-11-25 has no such error.
+func missingCapability(what string, need []string) error {
 	required := map[string]map[string]any{}
-	for _, c := range missing {
+	for _, c := range need {
 		required[c] = map[string]any{}
 	}
 	data, err := json.Marshal(map[string]any{"requiredCapabilities": required})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return nil, &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: text, Data: data}
+	return &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: missingText(what, need), Data: data}
 }
 
 // askable checks one ask against what the tool declared (need) and what
 // the client declared (caps), and decodes its params as the MCP request
 // they are meant to be. A refusal is an *sandbox.AskError for the guest.
-func askable(need []string, caps *mcp.ClientCapabilities, capability, method string, params json.RawMessage) (mcp.InputRequest, error) {
+func askable(need []string, caps *mcp.ClientCapabilities, ask sandbox.Ask) (mcp.InputRequest, error) {
+	capability, method, params := ask.Capability, ask.Method, ask.Params
 	if !slices.Contains(need, capability) {
 		return nil, &sandbox.AskError{Code: abi.ErrDenied, Text: fmt.Sprintf(`the tool may not ask the client for %s: its manifest does not declare "client": [%q]`, capability, capability)}
 	}
@@ -144,8 +143,8 @@ type sessionAsker struct {
 // Ask implements sandbox.Asker. The wait ends with the run (ctx): its time
 // limit, or the client's cancellation. An answer that comes later is the
 // SDK's to drop.
-func (a *sessionAsker) Ask(ctx context.Context, capability, method string, params json.RawMessage) (json.RawMessage, error) {
-	req, err := askable(a.need, a.caps, capability, method, params)
+func (a *sessionAsker) Ask(ctx context.Context, ask sandbox.Ask) (json.RawMessage, error) {
+	req, err := askable(a.need, a.caps, ask)
 	if err != nil {
 		return nil, err
 	}
@@ -168,4 +167,85 @@ func (a *sessionAsker) Ask(ctx context.Context, capability, method string, param
 		return nil, &sandbox.AskError{Code: abi.ErrNetwork, Text: "the client answered with an error: " + err.Error()}
 	}
 	return json.Marshal(res)
+}
+
+// askCall is one request whose module may ask the client: a tools/call or
+// a prompts/get.
+type askCall struct {
+	// ctx is the request's context; what names the request
+	// ("tools/call NAME"), and need the capabilities its module declares.
+	ctx  context.Context
+	what string
+	need []string
+	// session, caps and the rest are the request's.
+	session   *mcp.ServerSession
+	caps      *mcp.ClientCapabilities
+	args      json.RawMessage
+	state     string
+	responses mcp.InputResponseMap
+}
+
+// askFailure is how a request that asks failed where a tools/call answers
+// with a tool error (isError) and another request with the JSON-RPC
+// error code.
+type askFailure struct {
+	code int64
+	text string
+}
+
+func (f *askFailure) Error() string { return f.text }
+
+// asking runs the request c through do, with the Asker its revision needs.
+// On 2026-07-28 a run that must ask first returns the input requests of an
+// InputRequiredResult and its requestState, which records the answers so
+// far. The error is a JSON-RPC error, an *askFailure, or do's.
+func (s *Server) asking(c askCall, do func(sandbox.Asker) error) (mcp.InputRequestMap, string, error) {
+	modern := stateless(c.session)
+	if lacks(c.need, c.caps) {
+		if modern {
+			return nil, "", missingCapability(c.what, c.need)
+		}
+		return nil, "", &askFailure{code: jsonrpc.CodeInvalidParams, text: missingText(c.what, c.need) + " when it initialized the session"}
+	}
+	if !modern {
+		return nil, "", do(&sessionAsker{ctx: c.ctx, session: c.session, caps: c.caps, need: c.need})
+	}
+	invalid := func(format string, args ...any) error {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
+	}
+	args, err := digest(c.args)
+	if err != nil {
+		return nil, "", invalid("the arguments are not JSON: %v", err)
+	}
+	recorded := map[string]answer{}
+	if c.state != "" {
+		st, err := s.states.open(c.state, c.what, args)
+		if err != nil {
+			return nil, "", invalid("%v", err)
+		}
+		for _, a := range st.Answers {
+			recorded[a.ID] = a
+		}
+	}
+	for id, resp := range c.responses {
+		if b, err := json.Marshal(resp); err != nil || len(b) > abi.MaxAnswerLen {
+			return nil, "", invalid("inputResponses[%q] is %d bytes, over the %d KiB an answer may have", id, len(b), abi.MaxAnswerLen>>10)
+		}
+	}
+	a := &replayAsker{need: c.need, caps: c.caps, recorded: recorded, given: c.responses}
+	if err := do(a); !errors.Is(err, sandbox.ErrInputRequired) {
+		return nil, "", err
+	}
+	state, err := s.states.seal(&askState{For: c.what, Args: args, Answers: a.used})
+	if err != nil {
+		return nil, "", &askFailure{code: jsonrpc.CodeInternalError, text: fmt.Sprintf("%s cannot go on: %v", c.what, err)}
+	}
+	return a.pending, state, nil
+}
+
+// stateless says whether a session speaks 2026-07-28, where the server
+// sends no requests of its own, as the SDK decides it.
+func stateless(ss *mcp.ServerSession) bool {
+	p := ss.InitializeParams()
+	return p == nil || p.ProtocolVersion >= modernVersion
 }

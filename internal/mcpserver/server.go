@@ -12,7 +12,6 @@ import (
 	"iter"
 	"log/slog"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/semaphore"
 
@@ -186,55 +185,25 @@ func (s *Server) call(ctx context.Context, calls Caller, spec abi.Tool, req *mcp
 	if len(spec.Client) == 0 {
 		return calls.Call(ctx, spec.Name, req.Params.Arguments, rep, nil)
 	}
-	caps := req.ClientCapabilities()
-	modern := stateless(req.Session)
-	if missing := missingCapabilities(spec.Client, caps); len(missing) > 0 {
-		return missingError(spec.Name, missing, modern)
+	var res *mcp.CallToolResult
+	requests, state, err := s.asking(askCall{
+		ctx: ctx, what: "tool " + spec.Name, need: spec.Client,
+		session: req.Session, caps: req.ClientCapabilities(),
+		args: req.Params.Arguments, state: req.Params.RequestState, responses: req.Params.InputResponses,
+	}, func(ask sandbox.Asker) (err error) {
+		res, err = calls.Call(ctx, spec.Name, req.Params.Arguments, rep, ask)
+		return err
+	})
+	var failed *askFailure
+	switch {
+	case errors.As(err, &failed):
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: failed.text}}, IsError: true}, nil
+	case err != nil:
+		return nil, err
+	case requests != nil:
+		return &mcp.CallToolResult{InputRequests: requests, RequestState: state}, nil
 	}
-	if !modern {
-		return calls.Call(ctx, spec.Name, req.Params.Arguments, rep, &sessionAsker{ctx: ctx, session: req.Session, caps: caps, need: spec.Client})
-	}
-	args, err := digest(req.Params.Arguments)
-	if err != nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the arguments are not JSON: " + err.Error()}
-	}
-	st := &askState{Tool: spec.Name, Args: args}
-	if req.Params.RequestState != "" {
-		if st, err = s.states.open(req.Params.RequestState, spec.Name, args); err != nil {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
-		}
-	}
-	// An answer missing from inputResponses is asked for again, as the
-	// re-run makes the same ask.
-	if p := st.Pending; p != nil {
-		if resp, ok := req.Params.InputResponses[p.ID]; ok {
-			b, err := json.Marshal(resp)
-			switch {
-			case err != nil || !answers(p.Method, resp):
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("inputResponses[%q] is not an answer to %s", p.ID, p.Method)}
-			case len(b) > abi.MaxAnswerLen:
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("inputResponses[%q] is %d bytes, over the %d KiB an answer may have", p.ID, len(b), abi.MaxAnswerLen>>10)}
-			}
-			st.Answers = append(st.Answers, answer{Ask: p.Ask, Answer: b})
-		}
-	}
-	a := &replayAsker{need: spec.Client, caps: caps, answers: st.Answers}
-	res, err := calls.Call(ctx, spec.Name, req.Params.Arguments, rep, a)
-	if !errors.Is(err, sandbox.ErrInputRequired) {
-		return res, err
-	}
-	state, err := s.states.seal(&askState{Tool: spec.Name, Args: args, Answers: a.answers, Pending: a.pending})
-	if err != nil {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s cannot go on: %v", spec.Name, err)}}, IsError: true}, nil
-	}
-	return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{a.pending.ID: a.request}, RequestState: state}, nil
-}
-
-// stateless says whether a session speaks 2026-07-28, where the server
-// sends no requests of its own, as the SDK decides it.
-func stateless(ss *mcp.ServerSession) bool {
-	p := ss.InitializeParams()
-	return p == nil || p.ProtocolVersion >= modernVersion
+	return res, nil
 }
 
 // syncList is sync for one kind of item, each known by its key. An item

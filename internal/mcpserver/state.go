@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,12 +21,13 @@ import (
 	"github.com/wasmcp/wasmcp/internal/sandbox"
 )
 
-// On 2026-07-28 a tool's ask ends its call with an InputRequiredResult,
-// and the client retries the call with the answer and the requestState the
-// result carried. The state holds what the retry needs, since no replica
-// keeps anything between the two: the tool and the digest of its
-// arguments, the answers so far (each with the digest of the ask it
-// answers), the ask awaiting its answer, and an expiry. It is JSON,
+// On 2026-07-28 a module's ask ends its request with an
+// InputRequiredResult, and the client retries the request with the answer,
+// by the ask's id, and the requestState the result carried. The state
+// holds what the retry needs of earlier rounds, since no replica keeps
+// anything between them: the request it was issued for (its method and
+// name, and the digest of its arguments), the answers so far (each with
+// the id and the digest of the ask it answers), and an expiry. It is JSON,
 // base64url-encoded and signed with HMAC-SHA256, so that no client can
 // forge or alter one, and any replica with the key can check it.
 
@@ -45,26 +47,18 @@ const stateVersion = 1
 
 // askState is what a requestState holds.
 type askState struct {
-	V       int        `json:"v"`
-	Tool    string     `json:"tool"`
-	Args    string     `json:"args"` // hex SHA-256 of the canonical arguments
-	Expires int64      `json:"exp"`  // Unix seconds
-	Answers []answer   `json:"answers,omitempty"`
-	Pending *askRecord `json:"pending,omitempty"`
+	V       int      `json:"v"`
+	For     string   `json:"for"`  // "tools/call NAME", "prompts/get NAME"
+	Args    string   `json:"args"` // hex SHA-256 of the canonical arguments
+	Expires int64    `json:"exp"`  // Unix seconds
+	Answers []answer `json:"answers,omitempty"`
 }
 
-// answer is the client's answer to one ask, by the ask's digest.
+// answer is the client's answer to one ask: the ask's id and digest.
 type answer struct {
+	ID     string          `json:"id"`
 	Ask    string          `json:"ask"`
 	Answer json.RawMessage `json:"answer"`
-}
-
-// askRecord is the ask an InputRequiredResult is waiting on: the id of
-// its input request, its digest, and its method.
-type askRecord struct {
-	ID     string `json:"id"`
-	Ask    string `json:"ask"`
-	Method string `json:"method"`
 }
 
 // stateSigner signs and checks requestStates.
@@ -102,9 +96,9 @@ func (s *stateSigner) seal(st *askState) (string, error) {
 	return out, nil
 }
 
-// open checks a requestState the client sent back for a call of tool with
-// arguments of digest args, and decodes it.
-func (s *stateSigner) open(state, tool, args string) (*askState, error) {
+// open checks a requestState the client sent back for the request for
+// ("tools/call NAME") with arguments of digest args, and decodes it.
+func (s *stateSigner) open(state, what, args string) (*askState, error) {
 	if len(state) > MaxRequestState {
 		return nil, fmt.Errorf("requestState is %d bytes, over the %d KiB this server issues; retry the call without requestState and inputResponses", len(state), MaxRequestState>>10)
 	}
@@ -121,8 +115,8 @@ func (s *stateSigner) open(state, tool, args string) (*askState, error) {
 		return nil, errors.New("requestState has a layout this server does not read; retry the call without requestState and inputResponses")
 	}
 	switch {
-	case st.Tool != tool:
-		return nil, fmt.Errorf("requestState was issued for a call of tool %s, not %s; retry the call without requestState and inputResponses", st.Tool, tool)
+	case st.For != what:
+		return nil, fmt.Errorf("requestState was issued for %s, not %s; retry the call without requestState and inputResponses", st.For, what)
 	case st.Args != args:
 		return nil, errors.New("requestState was issued for a call with other arguments; retry the call without requestState and inputResponses, or with the arguments it was issued for")
 	case s.now().Unix() > st.Expires:
@@ -162,40 +156,47 @@ func canonical(raw json.RawMessage) ([]byte, error) {
 	return json.Marshal(v)
 }
 
-// replayAsker answers a 2026-07-28 call's asks from the answers its
-// requestState recorded, in order; the first ask without one ends the
-// run (sandbox.ErrInputRequired), and is kept as pending for the
-// InputRequiredResult.
+// replayAsker answers the asks of a 2026-07-28 request's run by their
+// ids: from the answers its requestState recorded, for the same ask, or
+// else from the retry's inputResponses. An ask without an answer ends the
+// run (sandbox.ErrInputRequired), and is the InputRequiredResult's.
 type replayAsker struct {
-	need    []string
-	caps    *mcp.ClientCapabilities
-	answers []answer
-	// used counts the answers given; pending and its request are the ask
-	// that ended the run.
-	used    int
-	pending *askRecord
-	request mcp.InputRequest
+	need     []string
+	caps     *mcp.ClientCapabilities
+	recorded map[string]answer
+	given    mcp.InputResponseMap
+	// used are the answers the run took, for the next requestState;
+	// pending is the ask that ended it.
+	used    []answer
+	pending mcp.InputRequestMap
 }
 
 // Ask implements sandbox.Asker.
-func (a *replayAsker) Ask(_ context.Context, capability, method string, params json.RawMessage) (json.RawMessage, error) {
-	req, err := askable(a.need, a.caps, capability, method, params)
+func (a *replayAsker) Ask(_ context.Context, ask sandbox.Ask) (json.RawMessage, error) {
+	req, err := askable(a.need, a.caps, ask)
 	if err != nil {
 		return nil, err
 	}
-	d, err := digest(json.RawMessage(`"`+method+`"`), params)
+	d, err := digest(json.RawMessage(strconv.Quote(ask.Method)), ask.Params)
 	if err != nil {
 		return nil, &sandbox.AskError{Code: abi.ErrInvalid, Text: "the request is not JSON"}
 	}
-	// A tool that asks otherwise than it did in the run the answers were
-	// for gets them no further: what they answered is not what it asks.
-	if a.used < len(a.answers) && a.answers[a.used].Ask == d {
-		a.used++
-		return a.answers[a.used-1].Answer, nil
+	// A recorded answer is for the ask it answered: a tool that asks
+	// otherwise under the same id is asked afresh.
+	if r, ok := a.recorded[ask.ID]; ok && r.Ask == d {
+		a.used = append(a.used, r)
+		return r.Answer, nil
 	}
-	a.answers = a.answers[:a.used]
-	a.pending = &askRecord{ID: fmt.Sprintf("ask-%d", a.used+1), Ask: d, Method: method}
-	a.request = req
+	// An answer of another kind is no answer, and the ask is made again.
+	if resp, ok := a.given[ask.ID]; ok && answers(ask.Method, resp) {
+		b, err := json.Marshal(resp)
+		if err != nil {
+			return nil, err
+		}
+		a.used = append(a.used, answer{ID: ask.ID, Ask: d, Answer: b})
+		return b, nil
+	}
+	a.pending = mcp.InputRequestMap{ask.ID: req}
 	return nil, sandbox.ErrInputRequired
 }
 

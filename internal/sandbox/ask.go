@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
 
 	"github.com/wasmcp/wasmcp/abi"
 )
@@ -14,14 +16,33 @@ import (
 // functions of abi.AskFunctions) and brings back the client's answer. It
 // is called on the guest's goroutine, which waits for it.
 type Asker interface {
-	// Ask sends the MCP request method, which needs the client
-	// capability capability, with params, the guest's JSON object of at
-	// most abi.MaxAskLen bytes, and returns the client's result as JSON.
-	// ctx ends with the run (its time limit, or the caller's
-	// cancellation). An error is an *AskError, ErrInputRequired, or any
-	// other error for a client that could not be asked or did not answer.
-	Ask(ctx context.Context, capability, method string, params json.RawMessage) (json.RawMessage, error)
+	// Ask sends the ask and returns the client's result as JSON. ctx ends
+	// with the run (its time limit, or the caller's cancellation). An
+	// error is an *AskError, ErrInputRequired, or any other error for a
+	// client that could not be asked or did not answer.
+	Ask(ctx context.Context, ask Ask) (json.RawMessage, error)
 }
+
+// Ask is one ask of the client.
+type Ask struct {
+	// Method is the MCP request, and Capability the client capability it
+	// needs (abi.AskFunctions).
+	Method, Capability string
+	// ID names the ask within its call, unique in it: the guest's name
+	// for it, or "ask-N" for the run's Nth ask.
+	ID string
+	// Params is the request's params, a JSON object.
+	Params json.RawMessage
+}
+
+// askRequest is the JSON a guest passes to an ask function.
+type askRequest struct {
+	ID     string          `json:"id,omitempty"`
+	Params json.RawMessage `json:"params"`
+}
+
+// askID is the rule for a guest's names of its asks.
+var askID = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
 // ErrInputRequired, returned by an Asker, ends the run at once, before the
 // guest runs another instruction: the client is to be asked once the call
@@ -68,19 +89,35 @@ func (st *runState) askClient(ctx context.Context, name string, mem guestMemory,
 	if _, ok := mem.Read(lenPtr, 4); !ok {
 		return abi.ErrFault
 	}
-	params := bytes.TrimSpace(view)
-	if len(params) == 0 || params[0] != '{' || !json.Valid(params) {
-		return st.holdAnswer(mem, lenPtr, abi.ErrInvalid, askAnswer{Error: "the request is not a JSON object: give " + ask.Method + "'s params, as MCP defines them"})
+	var req askRequest
+	dec := json.NewDecoder(bytes.NewReader(view))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil || dec.More() {
+		return st.holdAnswer(mem, lenPtr, abi.ErrInvalid, askAnswer{Error: `the request is not {"id": …, "params": {…}}, with ` + ask.Method + "'s params as MCP defines them"})
+	}
+	params := bytes.TrimSpace(req.Params)
+	switch {
+	case len(params) == 0 || params[0] != '{':
+		return st.holdAnswer(mem, lenPtr, abi.ErrInvalid, askAnswer{Error: "the request's params are not a JSON object: give " + ask.Method + "'s params, as MCP defines them"})
+	case req.ID != "" && !askID.MatchString(req.ID):
+		return st.holdAnswer(mem, lenPtr, abi.ErrInvalid, askAnswer{Error: fmt.Sprintf("the request's id %q does not match %s", req.ID, askID)})
 	}
 	if st.asks >= abi.MaxAsks {
 		st.stop(errAskLimit)
 		return abi.ErrLimit
 	}
 	st.asks++
+	if req.ID == "" {
+		req.ID = fmt.Sprintf("ask-%d", st.asks)
+	}
+	if slices.Contains(st.askIDs, req.ID) {
+		return st.holdAnswer(mem, lenPtr, abi.ErrInvalid, askAnswer{Error: fmt.Sprintf("the id %q names an earlier ask of this call; give each ask its own", req.ID)})
+	}
+	st.askIDs = append(st.askIDs, req.ID)
 	if st.ask == nil {
 		return st.holdAnswer(mem, lenPtr, abi.ErrDenied, askAnswer{Error: "nothing can ask a client here: the tool's start-up, and what runs outside a client's call, cannot ask"})
 	}
-	answer, err := st.ask.Ask(ctx, ask.Capability, ask.Method, bytes.Clone(params))
+	answer, err := st.ask.Ask(ctx, Ask{Method: ask.Method, Capability: ask.Capability, ID: req.ID, Params: bytes.Clone(params)})
 	var refused *AskError
 	switch {
 	case errors.Is(err, ErrInputRequired):

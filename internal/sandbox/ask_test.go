@@ -11,17 +11,15 @@ import (
 )
 
 // askerFunc is a function as an Asker.
-type askerFunc func(ctx context.Context, capability, method string, params json.RawMessage) (json.RawMessage, error)
+type askerFunc func(ctx context.Context, ask Ask) (json.RawMessage, error)
 
-func (f askerFunc) Ask(ctx context.Context, capability, method string, params json.RawMessage) (json.RawMessage, error) {
-	return f(ctx, capability, method, params)
-}
+func (f askerFunc) Ask(ctx context.Context, ask Ask) (json.RawMessage, error) { return f(ctx, ask) }
 
 func TestAskFunctionsCheckEveryArgument(t *testing.T) {
 	e := newEngine(t)
 	var asked []string
-	ask := askerFunc(func(_ context.Context, capability, method string, params json.RawMessage) (json.RawMessage, error) {
-		asked = append(asked, capability+" "+method+" "+string(params))
+	ask := askerFunc(func(_ context.Context, a Ask) (json.RawMessage, error) {
+		asked = append(asked, a.Capability+" "+a.Method+" "+a.ID+" "+string(a.Params))
 		return json.RawMessage(`{"action":"accept","content":{}}`), nil
 	})
 	out := compile(t, e, "ask").Run(context.Background(), Run{Limits: small, Asker: ask})
@@ -29,11 +27,11 @@ func TestAskFunctionsCheckEveryArgument(t *testing.T) {
 		t.Fatalf("run failed: %+v", out.Failure)
 	}
 	// One digit per call in ask.wat, in order, then the first answer.
-	const want = "04042012\n" + `{"action":"accept","content":{}}`
+	const want = "0402042012\n" + `{"action":"accept","content":{}}`
 	if string(out.Stdout) != want {
 		t.Fatalf("stdout = %q; want %q", out.Stdout, want)
 	}
-	if len(asked) != 1 || !strings.HasPrefix(asked[0], `elicitation elicitation/create {"message":"ok?"`) {
+	if len(asked) != 1 || !strings.HasPrefix(asked[0], `elicitation elicitation/create confirm {"message":"ok?"`) {
 		t.Errorf("asked %q; want the one valid ask, as elicitation/create", asked)
 	}
 }
@@ -57,10 +55,10 @@ func TestAskRefusedOrTooLargeAnswer(t *testing.T) {
 		code int32
 		text string
 	}{
-		{"refused", func(context.Context, string, string, json.RawMessage) (json.RawMessage, error) {
+		{"refused", func(context.Context, Ask) (json.RawMessage, error) {
 			return nil, &AskError{Code: abi.ErrDenied, Text: "no elicitation here"}
 		}, abi.ErrDenied, `{"error":"no elicitation here"}`},
-		{"too large", func(context.Context, string, string, json.RawMessage) (json.RawMessage, error) {
+		{"too large", func(context.Context, Ask) (json.RawMessage, error) {
 			return json.RawMessage(`"` + strings.Repeat("a", abi.MaxAnswerLen) + `"`), nil
 		}, abi.ErrNetwork, "over the 64 KiB an answer may have"},
 	} {
@@ -79,7 +77,7 @@ func TestAskRefusedOrTooLargeAnswer(t *testing.T) {
 
 func TestAskEndingTheRunStopsItAtOnce(t *testing.T) {
 	e := newEngine(t)
-	ask := askerFunc(func(context.Context, string, string, json.RawMessage) (json.RawMessage, error) {
+	ask := askerFunc(func(context.Context, Ask) (json.RawMessage, error) {
 		return nil, ErrInputRequired
 	})
 	out := compile(t, e, "ask").Run(context.Background(), Run{Limits: small, Asker: ask})
@@ -94,7 +92,7 @@ func TestAskEndingTheRunStopsItAtOnce(t *testing.T) {
 func TestAskInALoopIsStopped(t *testing.T) {
 	e := newEngine(t)
 	asks := 0
-	ask := askerFunc(func(context.Context, string, string, json.RawMessage) (json.RawMessage, error) {
+	ask := askerFunc(func(context.Context, Ask) (json.RawMessage, error) {
 		asks++
 		return json.RawMessage(`{"action":"decline"}`), nil
 	})
@@ -109,7 +107,7 @@ func TestAskInALoopIsStopped(t *testing.T) {
 
 func TestAskWaitEndsWithTheTimeLimit(t *testing.T) {
 	e := newEngine(t)
-	ask := askerFunc(func(ctx context.Context, _, _ string, _ json.RawMessage) (json.RawMessage, error) {
+	ask := askerFunc(func(ctx context.Context, _ Ask) (json.RawMessage, error) {
 		<-ctx.Done() // a client that never answers in time
 		return nil, context.Cause(ctx)
 	})
@@ -124,7 +122,7 @@ func TestAskWaitEndsWithTheTimeLimit(t *testing.T) {
 func TestAskWaitEndsWithCancellation(t *testing.T) {
 	e := newEngine(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	ask := askerFunc(func(run context.Context, _, _ string, _ json.RawMessage) (json.RawMessage, error) {
+	ask := askerFunc(func(run context.Context, _ Ask) (json.RawMessage, error) {
 		cancel() // the client cancels the call while it is asked
 		<-run.Done()
 		return nil, context.Cause(run)

@@ -46,10 +46,11 @@ type runState struct {
 	// ask sends the guest's asks of the client; nil until the call
 	// begins, and for a run no client waits for.
 	ask Asker
-	// asks counts the asks made; asked is the last one's answer, until
-	// ask_response takes it.
-	asks  int
-	asked []byte
+	// asks counts the asks made, askIDs names them; asked is the last
+	// one's answer, until ask_response takes it.
+	asks   int
+	askIDs []string
+	asked  []byte
 	// cancel ends the run with a cause; halt is the cause of a host
 	// function that stopped the run, which the engine then ends at once.
 	cancel context.CancelCauseFunc

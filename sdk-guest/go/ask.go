@@ -43,25 +43,35 @@ type AskError struct {
 
 func (e *AskError) Error() string { return e.Message }
 
-// Elicit asks the user, through the client, to fill in a form: message
-// says what for, and schema (a flat JSON Schema object of primitive
-// properties, as MCP's requestedSchema) what to enter.
-func Elicit(message string, schema any) (*ElicitResult, error) {
-	var r ElicitResult
-	err := askHost(hostElicit, map[string]any{"mode": "form", "message": message, "requestedSchema": schema}, &r)
-	if err != nil {
-		return nil, err
-	}
-	return &r, nil
+// Elicitation asks the user something through the client: to fill in a
+// form (Schema), or to visit a URL (URL and ElicitationID).
+type Elicitation struct {
+	// ID names the ask within its call: on 2026-07-28, the key of its
+	// input request. Empty: "ask-N" for the call's Nth ask.
+	ID string `json:"-"`
+	// Message says what for.
+	Message string `json:"message"`
+	// Schema is what to enter: a flat JSON Schema object of primitive
+	// properties, as MCP's requestedSchema.
+	Schema any `json:"requestedSchema,omitempty"`
+	// URL is where to go instead, for what must not pass through the
+	// client (a sign-in, a payment), and ElicitationID names it.
+	URL           string `json:"url,omitempty"`
+	ElicitationID string `json:"elicitationId,omitempty"`
 }
 
-// ElicitURL asks the user, through the client, to visit url (for what
-// must not pass through the client: a sign-in, a payment); id names this
-// elicitation.
-func ElicitURL(message, url, id string) (*ElicitResult, error) {
+// Elicit asks the user, through the client, what e says, and returns
+// what they did.
+func Elicit(e Elicitation) (*ElicitResult, error) {
+	params := struct {
+		Mode string `json:"mode"`
+		Elicitation
+	}{"form", e}
+	if e.URL != "" {
+		params.Mode = "url"
+	}
 	var r ElicitResult
-	err := askHost(hostElicit, map[string]any{"mode": "url", "message": message, "url": url, "elicitationId": id}, &r)
-	if err != nil {
+	if err := askHost(hostElicit, e.ID, params, &r); err != nil {
 		return nil, err
 	}
 	return &r, nil
@@ -81,6 +91,8 @@ func TextMessage(role, text string) SamplingMessage {
 // SamplingRequest asks the client's model for a completion (MCP's
 // CreateMessageRequest params).
 type SamplingRequest struct {
+	// ID names the ask, as Elicitation.ID does.
+	ID           string            `json:"-"`
 	Messages     []SamplingMessage `json:"messages"`
 	MaxTokens    int               `json:"maxTokens"`
 	SystemPrompt string            `json:"systemPrompt,omitempty"`
@@ -104,7 +116,7 @@ func (r *SamplingResult) Text() string {
 // deprecates sampling (SEP-2577); it still works where clients offer it.
 func CreateMessage(req SamplingRequest) (*SamplingResult, error) {
 	var r SamplingResult
-	if err := askHost(hostCreateMessage, req, &r); err != nil {
+	if err := askHost(hostCreateMessage, req.ID, req, &r); err != nil {
 		return nil, err
 	}
 	return &r, nil
@@ -116,21 +128,26 @@ type Root struct {
 	Name string `json:"name,omitempty"`
 }
 
-// ListRoots asks the client for its roots. MCP 2026-07-28 deprecates roots
-// (SEP-2577); it still works where clients offer them.
-func ListRoots() ([]Root, error) {
+// ListRoots asks the client for its roots; id names the ask, as
+// Elicitation.ID does. MCP 2026-07-28 deprecates roots (SEP-2577); it
+// still works where clients offer them.
+func ListRoots(id string) ([]Root, error) {
 	var r struct {
 		Roots []Root `json:"roots"`
 	}
-	if err := askHost(hostListRoots, struct{}{}, &r); err != nil {
+	if err := askHost(hostListRoots, id, struct{}{}, &r); err != nil {
 		return nil, err
 	}
 	return r.Roots, nil
 }
 
-// askHost sends req through f and decodes the client's answer into out.
-func askHost(f func([]byte) (int32, []byte), req, out any) error {
-	data, err := json.Marshal(req)
+// askHost sends params through f, as the ask id, and decodes the
+// client's answer into out.
+func askHost(f func([]byte) (int32, []byte), id string, params, out any) error {
+	data, err := json.Marshal(struct {
+		ID     string `json:"id,omitempty"`
+		Params any    `json:"params"`
+	}{id, params})
 	if err != nil {
 		return err
 	}

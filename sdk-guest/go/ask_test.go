@@ -11,11 +11,17 @@ func standIn(t *testing.T, ask *func([]byte) (int32, []byte), f func(req map[str
 	t.Helper()
 	old := *ask
 	*ask = func(req []byte) (int32, []byte) {
-		var m map[string]any
-		if err := json.Unmarshal(req, &m); err != nil {
-			t.Fatalf("the SDK sent %q, not a JSON object", req)
+		var m struct {
+			ID     string         `json:"id"`
+			Params map[string]any `json:"params"`
 		}
-		code, answer := f(m)
+		if err := json.Unmarshal(req, &m); err != nil || m.Params == nil {
+			t.Fatalf("the SDK sent %q, not an id and params", req)
+		}
+		if m.ID != "" {
+			m.Params["(id)"] = m.ID
+		}
+		code, answer := f(m.Params)
 		return code, []byte(answer)
 	}
 	t.Cleanup(func() { *ask = old })
@@ -24,25 +30,25 @@ func standIn(t *testing.T, ask *func([]byte) (int32, []byte), f func(req map[str
 func TestElicitSendsAFormAndReadsTheAnswer(t *testing.T) {
 	standIn(t, &hostElicit, func(req map[string]any) (int32, string) {
 		schema, _ := req["requestedSchema"].(map[string]any)
-		if req["mode"] != "form" || req["message"] != "Go on?" || schema["type"] != "object" {
+		if req["mode"] != "form" || req["message"] != "Go on?" || schema["type"] != "object" || req["(id)"] != "confirm" {
 			t.Errorf("request = %v", req)
 		}
 		return Ok, `{"action":"accept","content":{"confirm":true}}`
 	})
-	r, err := Elicit("Go on?", map[string]any{"type": "object"})
+	r, err := Elicit(Elicitation{ID: "confirm", Message: "Go on?", Schema: map[string]any{"type": "object"}})
 	if err != nil || r.Action != Accept || r.Content["confirm"] != true {
 		t.Fatalf("Elicit = %+v, %v", r, err)
 	}
 }
 
-func TestElicitURLSendsTheURLAndID(t *testing.T) {
+func TestElicitSendsAURL(t *testing.T) {
 	standIn(t, &hostElicit, func(req map[string]any) (int32, string) {
-		if req["mode"] != "url" || req["url"] != "https://example.com/sign-in" || req["elicitationId"] != "e1" {
+		if req["mode"] != "url" || req["url"] != "https://example.com/sign-in" || req["elicitationId"] != "e1" || req["(id)"] != nil {
 			t.Errorf("request = %v", req)
 		}
 		return Ok, `{"action":"decline"}`
 	})
-	if r, err := ElicitURL("Sign in", "https://example.com/sign-in", "e1"); err != nil || r.Action != Decline {
+	if r, err := Elicit(Elicitation{Message: "Sign in", URL: "https://example.com/sign-in", ElicitationID: "e1"}); err != nil || r.Action != Decline {
 		t.Fatalf("ElicitURL = %+v, %v", r, err)
 	}
 }
@@ -62,7 +68,7 @@ func TestCreateMessageAndListRoots(t *testing.T) {
 	standIn(t, &hostListRoots, func(map[string]any) (int32, string) {
 		return Ok, `{"roots":[{"uri":"file:///work","name":"work"}]}`
 	})
-	roots, err := ListRoots()
+	roots, err := ListRoots("")
 	if err != nil || len(roots) != 1 || roots[0].URI != "file:///work" {
 		t.Fatalf("ListRoots = %+v, %v", roots, err)
 	}
@@ -72,13 +78,13 @@ func TestAskRefusalsBecomeAskErrors(t *testing.T) {
 	standIn(t, &hostElicit, func(map[string]any) (int32, string) {
 		return ErrDenied, `{"error":"the client did not declare the elicitation capability"}`
 	})
-	_, err := Elicit("Go on?", map[string]any{"type": "object"})
+	_, err := Elicit(Elicitation{Message: "Go on?", Schema: map[string]any{"type": "object"}})
 	var ae *AskError
 	if !errors.As(err, &ae) || ae.Code != ErrDenied || ae.Message != "the client did not declare the elicitation capability" {
 		t.Fatalf("Elicit refused = %v", err)
 	}
 	standIn(t, &hostListRoots, func(map[string]any) (int32, string) { return ErrLimit, "" })
-	if _, err := ListRoots(); !errors.As(err, &ae) || ae.Code != ErrLimit || ae.Message != "wasmcp host: this call's allowance is used up" {
+	if _, err := ListRoots("roots"); !errors.As(err, &ae) || ae.Code != ErrLimit || ae.Message != "wasmcp host: this call's allowance is used up" {
 		t.Fatalf("ListRoots without an answer = %v", err)
 	}
 }

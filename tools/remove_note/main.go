@@ -53,7 +53,7 @@ func remove(in args) (string, error) {
 	case info.IsDir():
 		return "", fmt.Errorf("%q is a folder; only a note can be removed", in.Path)
 	}
-	answer, err := guest.Elicit(fmt.Sprintf("Remove the note %s (%d bytes)? It cannot be undone.", rel[1:], info.Size()), confirmation)
+	answer, err := guest.Elicit(guest.Elicitation{ID: "confirm", Message: fmt.Sprintf("Remove the note %s (%d bytes)? It cannot be undone.", rel[1:], info.Size()), Schema: confirmation})
 	if err != nil {
 		return "", fmt.Errorf("could not ask the user to confirm: %v", err)
 	}
