@@ -34,7 +34,21 @@ func TestCheckAsksNeedsADeclaredCapability(t *testing.T) {
 		t.Errorf("elicit with elicitation declared: %v", err)
 	}
 	err = m.CheckAsks([]string{"elicit", "create_message"})
-	if err == nil || !strings.Contains(err.Error(), `imports wasmcp.create_message, which asks the client for sampling, but no tool of its manifest declares "client": ["sampling"]`) {
+	if err == nil || !strings.Contains(err.Error(), `imports wasmcp.create_message, which asks the client for sampling, but no tool or prompt of its manifest declares "client": ["sampling"]`) {
 		t.Errorf("create_message without sampling: %v", err)
+	}
+}
+
+func TestPromptClientCapabilities(t *testing.T) {
+	m, err := ParseManifest([]byte(`{"abi":1,"prompts":[{"name":"ask","client":["roots"]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.CheckAsks([]string{"list_roots"}); err != nil {
+		t.Errorf("list_roots with a prompt declaring roots: %v", err)
+	}
+	_, err = ParseManifest([]byte(`{"abi":1,"prompts":[{"name":"fixed","client":["roots"],"messages":[{"role":"user","content":{"type":"text","text":"hi"}}]}]}`))
+	if err == nil || !strings.Contains(err.Error(), `"client" is for a prompt its module gets`) {
+		t.Errorf("a template prompt with client: %v", err)
 	}
 }

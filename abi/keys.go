@@ -21,7 +21,7 @@ var fields = map[string][]string{
 	"resource template":    {"uriTemplate", "name", "title", "description", "mimeType", "annotations", "icons", "completions"},
 	"resource annotations": {"audience", "priority", "lastModified"},
 	"icon":                 {"src", "mimeType", "sizes", "theme"},
-	"prompt":               {"name", "title", "description", "arguments", "icons", "messages"},
+	"prompt":               {"name", "title", "description", "arguments", "icons", "messages", "client"},
 	"prompt argument":      {"name", "title", "description", "required", "completions"},
 	"prompt message":       {"role", "content"},
 	"prompt content":       {"type", "text"},

@@ -243,15 +243,8 @@ func (t *Tool) check() error {
 	default:
 		return fmt.Errorf(`"output" must be "text", "json" or "result", not %q`, t.Output)
 	}
-	for i, c := range t.Client {
-		switch c {
-		case ClientElicitation, ClientSampling, ClientRoots:
-		default:
-			return fmt.Errorf(`"client" names %q; a tool may need %q, %q or %q`, c, ClientElicitation, ClientSampling, ClientRoots)
-		}
-		if slices.Contains(t.Client[:i], c) {
-			return fmt.Errorf(`"client" names %q twice`, c)
-		}
+	if err := checkClient(t.Client); err != nil {
+		return err
 	}
 	if len(t.OutputSchema) > 0 {
 		if err := checkObjectRoot("outputSchema", t.OutputSchema); err != nil {
@@ -264,17 +257,33 @@ func (t *Tool) check() error {
 	return nil
 }
 
+// checkClient checks a "client" list of capabilities.
+func checkClient(client []string) error {
+	for i, c := range client {
+		switch c {
+		case ClientElicitation, ClientSampling, ClientRoots:
+		default:
+			return fmt.Errorf(`"client" names %q; one may need %q, %q or %q`, c, ClientElicitation, ClientSampling, ClientRoots)
+		}
+		if slices.Contains(client[:i], c) {
+			return fmt.Errorf(`"client" names %q twice`, c)
+		}
+	}
+	return nil
+}
+
 // CheckAsks reports the first of a module's imports of HostModule that
-// asks the client for a capability no tool of the manifest declares in
-// "client": such a module could only fail its asks.
+// asks the client for a capability no tool or prompt of the manifest
+// declares in "client": such a module could only fail its asks.
 func (m *Manifest) CheckAsks(imports []string) error {
 	for _, name := range imports {
 		ask, ok := AskFunctions[name]
 		if !ok {
 			continue
 		}
-		if !slices.ContainsFunc(m.Tools, func(t Tool) bool { return slices.Contains(t.Client, ask.Capability) }) {
-			return fmt.Errorf(`imports %s.%s, which asks the client for %s, but no tool of its manifest declares "client": [%q]; declare it on the tools that ask`, HostModule, name, ask.Capability, ask.Capability)
+		if !slices.ContainsFunc(m.Tools, func(t Tool) bool { return slices.Contains(t.Client, ask.Capability) }) &&
+			!slices.ContainsFunc(m.Prompts, func(p Prompt) bool { return slices.Contains(p.Client, ask.Capability) }) {
+			return fmt.Errorf(`imports %s.%s, which asks the client for %s, but no tool or prompt of its manifest declares "client": [%q]; declare it on those that ask`, HostModule, name, ask.Capability, ask.Capability)
 		}
 	}
 	return nil

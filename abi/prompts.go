@@ -1,6 +1,7 @@
 package abi
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 )
@@ -37,6 +38,10 @@ type Prompt struct {
 	// Messages make the prompt a template, served without running the
 	// module; without them, the module's prompts/get entry point answers.
 	Messages []PromptMessage `json:"messages,omitempty"`
+	// Client names the client capabilities the module's prompts/get
+	// entry point may ask for, as Tool.Client does; only for a prompt
+	// without Messages.
+	Client []string `json:"client,omitempty"`
 }
 
 // PromptArgument is one argument of a prompt.
@@ -104,6 +109,12 @@ func (p *Prompt) check() error {
 		if err := p.Icons[i].check(); err != nil {
 			return fmt.Errorf("icon %d: %w", i, err)
 		}
+	}
+	if err := checkClient(p.Client); err != nil {
+		return err
+	}
+	if len(p.Client) > 0 && len(p.Messages) > 0 {
+		return errors.New(`"client" is for a prompt its module gets: one with "messages" runs nothing, and asks nothing`)
 	}
 	if len(p.Arguments) > MaxPromptArguments {
 		return fmt.Errorf("%d arguments, over the limit of %d", len(p.Arguments), MaxPromptArguments)

@@ -15,7 +15,8 @@ import (
 )
 
 // askDir is a tool directory with the WAT modules that ask the client:
-// ask (once, with a 1 s time limit) and askloop (for ever).
+// ask (once, with a 1 s time limit), askloop (for ever), and askprompt,
+// whose prompt asks.
 func askDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -24,7 +25,40 @@ func askDir(t *testing.T) string {
 		sidecar(t, dir, m.name, fmt.Sprintf(`{"abi":1,"tools":[{"name":%q,"description":"asks the client","inputSchema":{"type":"object"},"client":["elicitation"]}],
 			"limits":{"timeout":%q,"memory":"16MiB","output":"64KiB"}}`, m.name, m.timeout))
 	}
+	wattest.Write(t, dir, "askprompt", "askprompt")
+	sidecar(t, dir, "askprompt", `{"abi":1,"prompts":[{"name":"askprompt","description":"asks the client for a topic","client":["elicitation"]}]}`)
 	return dir
+}
+
+func TestPromptAsksTheClient(t *testing.T) {
+	s := startHTTPIn(t, askDir(t))
+	for _, v := range versions {
+		t.Run(v, func(t *testing.T) {
+			var asks atomic.Int32
+			cs := connectWith(t, &mcp.StreamableClientTransport{Endpoint: s.url}, v, s,
+				elicitingClient(&asks, func(context.Context) *mcp.ElicitResult {
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"topic": "tea"}}
+				}))
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "askprompt"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc, ok := res.Messages[0].Content.(*mcp.TextContent); len(res.Messages) != 1 || !ok || tc.Text != "asked and answered" {
+				t.Errorf("prompts/get = %+v; want the module's message", res.Messages)
+			}
+			if n := asks.Load(); n != 1 {
+				t.Errorf("the client was asked %d times; want once", n)
+			}
+			// A client that cannot elicit is refused before the module runs.
+			plain := connect(t, &mcp.StreamableClientTransport{Endpoint: s.url}, v, s)
+			_, err = plain.GetPrompt(ctx, &mcp.GetPromptParams{Name: "askprompt"})
+			if err == nil || !strings.Contains(err.Error(), "prompt askprompt needs the client capability elicitation, which the client did not declare") {
+				t.Errorf("prompts/get from a client without elicitation: %v", err)
+			}
+		})
+	}
 }
 
 // elicitingClient declares elicitation and answers each ask with answer,

@@ -12,6 +12,7 @@ import (
 	"iter"
 	"log/slog"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/semaphore"
 
@@ -78,9 +79,11 @@ type Caller interface {
 	// Read reads the resource at uri, a declared resource's or one a
 	// template matches. Its errors are the JSON-RPC errors of the read.
 	Read(ctx context.Context, uri string) (*mcp.ReadResourceResult, error)
-	// GetPrompt gets the named prompt with its arguments. Its errors are
-	// the JSON-RPC errors of the request.
-	GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error)
+	// GetPrompt gets the named prompt with its arguments, sending the
+	// module's asks of the client to ask. Its errors are the JSON-RPC
+	// errors of the request, and sandbox.ErrInputRequired when ask ended
+	// the run.
+	GetPrompt(ctx context.Context, name string, args map[string]string, ask sandbox.Asker) (*mcp.GetPromptResult, error)
 }
 
 // New returns an MCP server that serves the tools, resources and prompts
@@ -170,11 +173,13 @@ func (s *Server) sync(calls Caller, old, new *registry.Catalog) {
 		s.mcp.RemoveResources, func(r *registry.Resource) { s.mcp.AddResource(Resource(r.Spec), read) })
 	syncList(s, "resource template", oldTemplates, new.Templates, func(t *registry.Template) string { return t.Spec.URITemplate }, new.Template,
 		s.mcp.RemoveResourceTemplates, func(t *registry.Template) { s.mcp.AddResourceTemplate(ResourceTemplate(t.Spec), read) })
-	get := func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		return calls.GetPrompt(ctx, req.Params.Name, req.Params.Arguments)
-	}
 	syncList(s, "prompt", oldPrompts, new.Prompts, func(p *registry.Prompt) string { return p.Spec.Name }, new.Prompt,
-		s.mcp.RemovePrompts, func(p *registry.Prompt) { s.mcp.AddPrompt(Prompt(p.Spec), get) })
+		s.mcp.RemovePrompts, func(p *registry.Prompt) {
+			spec := p.Spec
+			s.mcp.AddPrompt(Prompt(spec), func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+				return s.getPrompt(ctx, calls, spec, req)
+			})
+		})
 }
 
 // call runs a tools/call of the tool spec. A tool that asks the client is
@@ -202,6 +207,37 @@ func (s *Server) call(ctx context.Context, calls Caller, spec abi.Tool, req *mcp
 		return nil, err
 	case requests != nil:
 		return &mcp.CallToolResult{InputRequests: requests, RequestState: state}, nil
+	}
+	return res, nil
+}
+
+// getPrompt runs a prompts/get of the prompt spec, whose module may ask
+// the client as a tool does (call).
+func (s *Server) getPrompt(ctx context.Context, calls Caller, spec abi.Prompt, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	if len(spec.Client) == 0 {
+		return calls.GetPrompt(ctx, spec.Name, req.Params.Arguments, nil)
+	}
+	args, err := json.Marshal(req.Params.Arguments)
+	if err != nil {
+		return nil, err
+	}
+	var res *mcp.GetPromptResult
+	requests, state, err := s.asking(askCall{
+		ctx: ctx, what: "prompt " + spec.Name, need: spec.Client,
+		session: req.Session, caps: req.ClientCapabilities(),
+		args: args, state: req.Params.RequestState, responses: req.Params.InputResponses,
+	}, func(ask sandbox.Asker) (err error) {
+		res, err = calls.GetPrompt(ctx, spec.Name, req.Params.Arguments, ask)
+		return err
+	})
+	var failed *askFailure
+	switch {
+	case errors.As(err, &failed):
+		return nil, &jsonrpc.Error{Code: failed.code, Message: failed.text}
+	case err != nil:
+		return nil, err
+	case requests != nil:
+		return &mcp.GetPromptResult{InputRequests: requests, RequestState: state}, nil
 	}
 	return res, nil
 }
