@@ -52,3 +52,20 @@ func TestPromptClientCapabilities(t *testing.T) {
 		t.Errorf("a template prompt with client: %v", err)
 	}
 }
+
+func TestCheckAsksAllNeedsSomeCapability(t *testing.T) {
+	none, err := ParseManifest([]byte(withTools(okTool)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := none.CheckAsks([]string{AskAll}); err == nil || !strings.Contains(err.Error(), "imports wasmcp.ask_all, which asks the client, but no tool or prompt of its manifest declares what it may ask for") {
+		t.Errorf("ask_all with nothing declared: %v", err)
+	}
+	some, err := ParseManifest([]byte(withTools(toolJSON("confirm", `"client":["roots"]`))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := some.CheckAsks([]string{AskAll}); err != nil {
+		t.Errorf("ask_all with roots declared: %v", err)
+	}
+}

@@ -41,6 +41,7 @@ var HostFunctions = []HostFunction{
 	{"elicit", askParams},
 	{"create_message", askParams},
 	{"list_roots", askParams},
+	{"ask_all", askParams},
 	{"ask_response", []Param{{"buf_ptr", I32}, {"buf_len", I32}}},
 }
 
@@ -143,6 +144,19 @@ var AskFunctions = map[string]Ask{
 	"create_message": {Capability: ClientSampling, Method: "sampling/createMessage"},
 	"list_roots":     {Capability: ClientRoots, Method: "roots/list"},
 }
+
+// AskMethods are the capabilities of the MCP methods of AskFunctions, by
+// method: what ask_all may ask.
+var AskMethods = map[string]string{
+	"elicitation/create":     ClientElicitation,
+	"sampling/createMessage": ClientSampling,
+	"roots/list":             ClientRoots,
+}
+
+// AskAll is the host function that asks the client several things at
+// once, of any of AskMethods. A module that imports it must declare a
+// client capability on a tool or prompt.
+const AskAll = "ask_all"
 
 // Ask is what a function of AskFunctions asks of the client.
 type Ask struct {

@@ -276,13 +276,16 @@ func checkClient(client []string) error {
 // asks the client for a capability no tool or prompt of the manifest
 // declares in "client": such a module could only fail its asks.
 func (m *Manifest) CheckAsks(imports []string) error {
+	declares := func(c string) bool {
+		return slices.ContainsFunc(m.Tools, func(t Tool) bool { return slices.Contains(t.Client, c) || c == "" && len(t.Client) > 0 }) ||
+			slices.ContainsFunc(m.Prompts, func(p Prompt) bool { return slices.Contains(p.Client, c) || c == "" && len(p.Client) > 0 })
+	}
 	for _, name := range imports {
-		ask, ok := AskFunctions[name]
-		if !ok {
-			continue
+		if name == AskAll && !declares("") {
+			return fmt.Errorf(`imports %s.%s, which asks the client, but no tool or prompt of its manifest declares what it may ask for ("client": ["elicitation"], "sampling" or "roots"); declare it on those that ask`, HostModule, name)
 		}
-		if !slices.ContainsFunc(m.Tools, func(t Tool) bool { return slices.Contains(t.Client, ask.Capability) }) &&
-			!slices.ContainsFunc(m.Prompts, func(p Prompt) bool { return slices.Contains(p.Client, ask.Capability) }) {
+		ask, ok := AskFunctions[name]
+		if ok && !declares(ask.Capability) {
 			return fmt.Errorf(`imports %s.%s, which asks the client for %s, but no tool or prompt of its manifest declares "client": [%q]; declare it on those that ask`, HostModule, name, ask.Capability, ask.Capability)
 		}
 	}

@@ -25,9 +25,30 @@ func askDir(t *testing.T) string {
 		sidecar(t, dir, m.name, fmt.Sprintf(`{"abi":1,"tools":[{"name":%q,"description":"asks the client","inputSchema":{"type":"object"},"client":["elicitation"]}],
 			"limits":{"timeout":%q,"memory":"16MiB","output":"64KiB"}}`, m.name, m.timeout))
 	}
+	wattest.Write(t, dir, "askall", "askall")
+	sidecar(t, dir, "askall", `{"abi":1,"tools":[{"name":"askall","description":"asks the client two things at once","inputSchema":{"type":"object"},"client":["elicitation","roots"]}]}`)
 	wattest.Write(t, dir, "askprompt", "askprompt")
 	sidecar(t, dir, "askprompt", `{"abi":1,"prompts":[{"name":"askprompt","description":"asks the client for a topic","client":["elicitation"]}]}`)
 	return dir
+}
+
+func TestAskAllAsksAtOnce(t *testing.T) {
+	s := startHTTPIn(t, askDir(t))
+	for _, v := range versions {
+		t.Run(v, func(t *testing.T) {
+			var asks atomic.Int32
+			opts := elicitingClient(&asks, func(context.Context) *mcp.ElicitResult { return &mcp.ElicitResult{Action: "accept"} })
+			client := connectWith(t, &mcp.StreamableClientTransport{Endpoint: s.url}, v, s, opts)
+			res := callTool(t, client, "askall", map[string]any{})
+			const want = "02\n" + `{"a":{"action":"accept"},"b":{"roots":[]}}`
+			if res.IsError || text(res) != want {
+				t.Fatalf("askall = %q (isError %v); want %q", text(res), res.IsError, want)
+			}
+			if n := asks.Load(); n != 1 {
+				t.Errorf("the user was asked %d times; want once", n)
+			}
+		})
+	}
 }
 
 func TestPromptAsksTheClient(t *testing.T) {

@@ -30,6 +30,7 @@ func askTools() []guest.Tool {
 		guest.Text("test_input_required_result_multi_round", inputMultiRound),
 		guest.Text("test_input_required_result_tampered_state", inputTamperedState),
 		guest.Text("test_input_required_result_capabilities", inputCapabilities),
+		guest.Text("test_input_required_result_multiple_inputs", inputMultiple),
 	}
 }
 
@@ -228,6 +229,28 @@ func inputCapabilities(none) (string, error) {
 		return "", err
 	}
 	return "Hello, " + name + "!", nil
+}
+
+// inputMultiple asks three things at once: on 2026-07-28 they go to the
+// client in one InputRequiredResult.
+func inputMultiple(none) (string, error) {
+	got, err := guest.AskAll(
+		guest.Elicitation{ID: "user_name", Message: "What is your name?", Schema: object(map[string]any{"name": map[string]any{"type": "string"}}, "name")},
+		guest.SamplingRequest{ID: "greeting", Messages: []guest.SamplingMessage{guest.TextMessage("user", "Generate a greeting")}, MaxTokens: 50},
+		guest.RootsRequest{ID: "client_roots"},
+	)
+	if err != nil {
+		return "", err
+	}
+	var name guest.ElicitResult
+	var greeting guest.SamplingResult
+	var roots struct{ Roots []guest.Root }
+	for id, v := range map[string]any{"user_name": &name, "greeting": &greeting, "client_roots": &roots} {
+		if err := got[id].Decode(v); err != nil {
+			return "", fmt.Errorf("%s: %w", id, err)
+		}
+	}
+	return fmt.Sprintf("%s, %v (%d roots)", greeting.Text(), name.Content["name"], len(roots.Roots)), nil
 }
 
 // inputPrompt gets the prompt test_input_required_result_prompt once the

@@ -140,10 +140,22 @@ type sessionAsker struct {
 	need    []string
 }
 
-// Ask implements sandbox.Asker. The wait ends with the run (ctx): its time
-// limit, or the client's cancellation. An answer that comes later is the
-// SDK's to drop.
-func (a *sessionAsker) Ask(ctx context.Context, ask sandbox.Ask) (json.RawMessage, error) {
+// Ask implements sandbox.Asker, sending the asks in turn. The wait ends
+// with the run (ctx): its time limit, or the client's cancellation. An
+// answer that comes later is the SDK's to drop.
+func (a *sessionAsker) Ask(ctx context.Context, asks []sandbox.Ask) ([]sandbox.Answer, error) {
+	answers := make([]sandbox.Answer, len(asks))
+	for i, ask := range asks {
+		b, err := a.ask(ctx, ask)
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
+		answers[i] = sandbox.Answer{JSON: b, Err: err}
+	}
+	return answers, nil
+}
+
+func (a *sessionAsker) ask(ctx context.Context, ask sandbox.Ask) (json.RawMessage, error) {
 	req, err := askable(a.need, a.caps, ask)
 	if err != nil {
 		return nil, err
@@ -161,9 +173,6 @@ func (a *sessionAsker) Ask(ctx context.Context, ask sandbox.Ask) (json.RawMessag
 		res, err = a.session.ListRoots(send, p)
 	}
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, context.Cause(ctx)
-		}
 		return nil, &sandbox.AskError{Code: abi.ErrNetwork, Text: "the client answered with an error: " + err.Error()}
 	}
 	return json.Marshal(res)

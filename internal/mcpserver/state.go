@@ -158,50 +158,63 @@ func canonical(raw json.RawMessage) ([]byte, error) {
 
 // replayAsker answers the asks of a 2026-07-28 request's run by their
 // ids: from the answers its requestState recorded, for the same ask, or
-// else from the retry's inputResponses. An ask without an answer ends the
-// run (sandbox.ErrInputRequired), and is the InputRequiredResult's.
+// else from the retry's inputResponses. Asks without an answer end the run
+// (sandbox.ErrInputRequired), and are the InputRequiredResult's.
 type replayAsker struct {
 	need     []string
 	caps     *mcp.ClientCapabilities
 	recorded map[string]answer
 	given    mcp.InputResponseMap
 	// used are the answers the run took, for the next requestState;
-	// pending is the ask that ended it.
+	// pending are the asks that ended it.
 	used    []answer
 	pending mcp.InputRequestMap
 }
 
 // Ask implements sandbox.Asker.
-func (a *replayAsker) Ask(_ context.Context, ask sandbox.Ask) (json.RawMessage, error) {
-	req, err := askable(a.need, a.caps, ask)
-	if err != nil {
-		return nil, err
-	}
-	d, err := digest(json.RawMessage(strconv.Quote(ask.Method)), ask.Params)
-	if err != nil {
-		return nil, &sandbox.AskError{Code: abi.ErrInvalid, Text: "the request is not JSON"}
-	}
-	// A recorded answer is for the ask it answered: a tool that asks
-	// otherwise under the same id is asked afresh.
-	if r, ok := a.recorded[ask.ID]; ok && r.Ask == d {
-		a.used = append(a.used, r)
-		return r.Answer, nil
-	}
-	// An answer of another kind is no answer, and the ask is made again.
-	if resp, ok := a.given[ask.ID]; ok && answers(ask.Method, resp) {
-		b, err := json.Marshal(resp)
+func (a *replayAsker) Ask(_ context.Context, asks []sandbox.Ask) ([]sandbox.Answer, error) {
+	answers := make([]sandbox.Answer, len(asks))
+	for i, ask := range asks {
+		req, err := askable(a.need, a.caps, ask)
 		if err != nil {
-			return nil, err
+			answers[i].Err = err
+			continue
 		}
-		a.used = append(a.used, answer{ID: ask.ID, Ask: d, Answer: b})
-		return b, nil
+		d, err := digest(json.RawMessage(strconv.Quote(ask.Method)), ask.Params)
+		if err != nil {
+			answers[i].Err = &sandbox.AskError{Code: abi.ErrInvalid, Text: "the request is not JSON"}
+			continue
+		}
+		// A recorded answer is for the ask it answered: a tool that asks
+		// otherwise under the same id is asked afresh.
+		if r, ok := a.recorded[ask.ID]; ok && r.Ask == d {
+			a.used = append(a.used, r)
+			answers[i].JSON = r.Answer
+			continue
+		}
+		// An answer of another kind is no answer, and the ask is made again.
+		if resp, ok := a.given[ask.ID]; ok && answersTo(ask.Method, resp) {
+			b, err := json.Marshal(resp)
+			if err != nil {
+				return nil, err
+			}
+			a.used = append(a.used, answer{ID: ask.ID, Ask: d, Answer: b})
+			answers[i].JSON = b
+			continue
+		}
+		if a.pending == nil {
+			a.pending = mcp.InputRequestMap{}
+		}
+		a.pending[ask.ID] = req
 	}
-	a.pending = mcp.InputRequestMap{ask.ID: req}
-	return nil, sandbox.ErrInputRequired
+	if a.pending != nil {
+		return nil, sandbox.ErrInputRequired
+	}
+	return answers, nil
 }
 
-// answers says whether resp is an answer to an ask of method.
-func answers(method string, resp mcp.InputResponse) bool {
+// answersTo says whether resp is an answer to an ask of method.
+func answersTo(method string, resp mcp.InputResponse) bool {
 	switch resp.(type) {
 	case *mcp.ElicitResult:
 		return method == "elicitation/create"

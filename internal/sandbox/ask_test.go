@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -10,10 +11,21 @@ import (
 	"github.com/wasmcp/wasmcp/abi"
 )
 
-// askerFunc is a function as an Asker.
+// askerFunc is a function answering one ask as an Asker: an error that
+// ends the run ends it, any other is the ask's.
 type askerFunc func(ctx context.Context, ask Ask) (json.RawMessage, error)
 
-func (f askerFunc) Ask(ctx context.Context, ask Ask) (json.RawMessage, error) { return f(ctx, ask) }
+func (f askerFunc) Ask(ctx context.Context, asks []Ask) ([]Answer, error) {
+	answers := make([]Answer, len(asks))
+	for i, a := range asks {
+		b, err := f(ctx, a)
+		if errors.Is(err, ErrInputRequired) {
+			return nil, err
+		}
+		answers[i] = Answer{JSON: b, Err: err}
+	}
+	return answers, nil
+}
 
 func TestAskFunctionsCheckEveryArgument(t *testing.T) {
 	e := newEngine(t)
@@ -130,5 +142,28 @@ func TestAskWaitEndsWithCancellation(t *testing.T) {
 	out := compile(t, e, "ask").Run(ctx, Run{Limits: small, Asker: ask})
 	if out.Failure == nil || out.Failure.Kind != Cancelled {
 		t.Fatalf("failure = %+v; want %s", out.Failure, Cancelled)
+	}
+}
+
+func TestAskAllAnswersEachAsk(t *testing.T) {
+	e := newEngine(t)
+	var asked []string
+	ask := askerFunc(func(_ context.Context, a Ask) (json.RawMessage, error) {
+		asked = append(asked, a.ID+" "+a.Capability)
+		if a.Method == "roots/list" {
+			return nil, &AskError{Code: abi.ErrDenied, Text: "the client did not declare the roots capability"}
+		}
+		return json.RawMessage(`{"action":"accept"}`), nil
+	})
+	out := compile(t, e, "askall").Run(context.Background(), Run{Limits: small, Asker: ask})
+	if out.Failure != nil {
+		t.Fatalf("run failed: %+v", out.Failure)
+	}
+	const want = "72\n" + `{"a":{"action":"accept"},"b":{"error":"the client did not declare the roots capability","code":7}}`
+	if string(out.Stdout) != want {
+		t.Fatalf("stdout = %q; want %q", out.Stdout, want)
+	}
+	if strings.Join(asked, ",") != "a elicitation,b roots" {
+		t.Errorf("asked %q", asked)
 	}
 }

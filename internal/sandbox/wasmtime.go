@@ -257,6 +257,7 @@ func (b *wasmtimeBackend) define(l *wt.Linker, mounted bool) error {
 		"elicit":         wtAsk("elicit"),
 		"create_message": wtAsk("create_message"),
 		"list_roots":     wtAsk("list_roots"),
+		"ask_all":        wtAsk(abi.AskAll),
 		"ask_response":   wtAskResponse,
 	}, func(f abi.HostFunction, impl func(*wt.Caller, []wt.Val) int32) error {
 		params := make([]*wt.ValType, len(f.Params))
@@ -762,11 +763,11 @@ func wtHTTPResponse(c *wt.Caller, args []wt.Val) int32 {
 	return runOf(c).in.state.httpResponse(callerMemory(c), uint32(args[0].I32()), uint32(args[1].I32()))
 }
 
-// wtAsk is the function name of abi.AskFunctions.
+// wtAsk is the function name of abi.AskFunctions, or ask_all.
 func wtAsk(name string) func(*wt.Caller, []wt.Val) int32 {
 	return func(c *wt.Caller, args []wt.Val) int32 {
 		run := runOf(c)
-		return run.in.state.askClient(run.in.ctx, name, callerMemory(c), uint32(args[0].I32()), uint32(args[1].I32()), uint32(args[2].I32()))
+		return run.in.state.askHost(run.in.ctx, name, callerMemory(c), uint32(args[0].I32()), uint32(args[1].I32()), uint32(args[2].I32()))
 	}
 }
 

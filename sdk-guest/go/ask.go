@@ -166,3 +166,96 @@ func askHost(f func([]byte) (int32, []byte), id string, params, out any) error {
 	}
 	return nil
 }
+
+// Asking is one ask of AskAll: an Elicitation, a SamplingRequest or a
+// RootsRequest.
+type Asking interface {
+	asking() askWire
+}
+
+// RootsRequest asks for the client's roots in AskAll; ID names the ask.
+type RootsRequest struct {
+	ID string
+}
+
+// askWire is one ask of ask_all's request.
+type askWire struct {
+	Method string `json:"method"`
+	ID     string `json:"id,omitempty"`
+	Params any    `json:"params"`
+}
+
+func (e Elicitation) asking() askWire {
+	mode := "form"
+	if e.URL != "" {
+		mode = "url"
+	}
+	return askWire{"elicitation/create", e.ID, struct {
+		Mode string `json:"mode"`
+		Elicitation
+	}{mode, e}}
+}
+
+func (r SamplingRequest) asking() askWire { return askWire{"sampling/createMessage", r.ID, r} }
+
+func (r RootsRequest) asking() askWire { return askWire{"roots/list", r.ID, struct{}{}} }
+
+// Answer is the client's answer to one ask of AskAll, or why there is
+// none.
+type Answer struct {
+	raw json.RawMessage
+	// Err is set for an ask that brought no answer.
+	Err *AskError
+}
+
+// Decode reads the answer into v: an *ElicitResult, a *SamplingResult,
+// or a struct with the roots' "roots". An ask without one returns its Err.
+func (a Answer) Decode(v any) error {
+	if a.Err != nil {
+		return a.Err
+	}
+	if err := json.Unmarshal(a.raw, v); err != nil {
+		return fmt.Errorf("wasmcp host: unreadable answer from the client: %v", err)
+	}
+	return nil
+}
+
+// AskAll asks the client several things at once and returns each answer
+// by its ask's id (each needs one: "ask-N" for an ask without). On MCP
+// 2026-07-28 the asks still without an answer go to the client together,
+// in one InputRequiredResult. The error is for a request the host refused
+// whole; an ask that alone brought no answer has its Answer.Err.
+func AskAll(asks ...Asking) (map[string]Answer, error) {
+	wire := make([]askWire, len(asks))
+	for i, a := range asks {
+		wire[i] = a.asking()
+	}
+	data, err := json.Marshal(wire)
+	if err != nil {
+		return nil, err
+	}
+	code, answer := hostAskAll(data)
+	var got map[string]json.RawMessage
+	if err := json.Unmarshal(answer, &got); err != nil || got == nil {
+		return nil, &AskError{Code: code, Message: (&HostError{Code: code}).Error()}
+	}
+	// A refusal of the whole request is {"error": "…"}; an ask's answer
+	// is an object, even under the id "error".
+	var whole string
+	if json.Unmarshal(got["error"], &whole) == nil && whole != "" {
+		return nil, &AskError{Code: code, Message: whole}
+	}
+	out := make(map[string]Answer, len(got))
+	for id, raw := range got {
+		var failed struct {
+			Error string `json:"error"`
+			Code  int32  `json:"code"`
+		}
+		if json.Unmarshal(raw, &failed) == nil && failed.Code != Ok && failed.Error != "" {
+			out[id] = Answer{Err: &AskError{Code: failed.Code, Message: failed.Error}}
+			continue
+		}
+		out[id] = Answer{raw: raw}
+	}
+	return out, nil
+}

@@ -88,3 +88,32 @@ func TestAskRefusalsBecomeAskErrors(t *testing.T) {
 		t.Fatalf("ListRoots without an answer = %v", err)
 	}
 }
+
+func TestAskAllSendsEachAskAndSplitsTheAnswers(t *testing.T) {
+	old := hostAskAll
+	t.Cleanup(func() { hostAskAll = old })
+	hostAskAll = func(req []byte) (int32, []byte) {
+		const want = `[{"method":"elicitation/create","id":"name","params":{"mode":"form","message":"Name?"}},` +
+			`{"method":"roots/list","id":"roots","params":{}}]`
+		if string(req) != want {
+			t.Errorf("request = %s; want %s", req, want)
+		}
+		return ErrDenied, []byte(`{"name":{"action":"accept","content":{"name":"Ada"}},"roots":{"error":"the client did not declare the roots capability","code":7}}`)
+	}
+	got, err := AskAll(Elicitation{ID: "name", Message: "Name?"}, RootsRequest{ID: "roots"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r ElicitResult
+	if err := got["name"].Decode(&r); err != nil || r.Content["name"] != "Ada" {
+		t.Errorf("name = %+v, %v", r, err)
+	}
+	var roots struct{ Roots []Root }
+	if err := got["roots"].Decode(&roots); err == nil || got["roots"].Err.Code != ErrDenied {
+		t.Errorf("roots = %v; want the refusal", err)
+	}
+	hostAskAll = func([]byte) (int32, []byte) { return ErrInvalid, []byte(`{"error":"the request is not a list"}`) }
+	if _, err := AskAll(RootsRequest{}); err == nil || err.Error() != "the request is not a list" {
+		t.Errorf("a refused request = %v", err)
+	}
+}

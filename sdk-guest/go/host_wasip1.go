@@ -25,6 +25,9 @@ func wasmcpCreateMessage(ptr unsafe.Pointer, n uint32, respLen unsafe.Pointer) i
 //go:wasmimport wasmcp list_roots
 func wasmcpListRoots(ptr unsafe.Pointer, n uint32, respLen unsafe.Pointer) int32
 
+//go:wasmimport wasmcp ask_all
+func wasmcpAskAll(ptr unsafe.Pointer, n uint32, respLen unsafe.Pointer) int32
+
 //go:wasmimport wasmcp ask_response
 func wasmcpAskResponse(ptr unsafe.Pointer, n uint32) int32
 
@@ -55,6 +58,7 @@ var (
 	hostElicit        = func(req []byte) (int32, []byte) { return ask(wasmcpElicit, req) }
 	hostCreateMessage = func(req []byte) (int32, []byte) { return ask(wasmcpCreateMessage, req) }
 	hostListRoots     = func(req []byte) (int32, []byte) { return ask(wasmcpListRoots, req) }
+	hostAskAll        = func(req []byte) (int32, []byte) { return ask(wasmcpAskAll, req) }
 )
 
 // ask makes one ask of the client through f and takes the answer, as
