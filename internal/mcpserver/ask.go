@@ -16,8 +16,8 @@ import (
 )
 
 // A tool that asks the client (docs/abi.md, "Asking the client") declares
-// the client capabilities it needs in its manifest. A call from a client
-// that did not declare one of them is refused before the tool runs; each
+// the client capabilities it may ask for in its manifest. A call from a
+// client that declared none of them is refused before the tool runs; each
 // ask is checked again against what both declared, so that the host never
 // sends a request the client did not say it takes. On 2025-11-25 the ask
 // is sent on the session while the guest waits (sessionAsker); on
