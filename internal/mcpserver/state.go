@@ -19,6 +19,7 @@ import (
 
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/internal/sandbox"
+	"github.com/wasmcp/wasmcp/internal/schema"
 )
 
 // On 2026-07-28 a module's ask ends its request with an
@@ -194,6 +195,10 @@ func (a *replayAsker) Ask(_ context.Context, asks []sandbox.Ask) ([]sandbox.Answ
 		}
 		// An answer of another kind is no answer, and the ask is made again.
 		if resp, ok := a.given[ask.ID]; ok && answersTo(ask.Method, resp) {
+			if err := conforms(req, resp); err != nil {
+				answers[i].Err = err
+				continue
+			}
 			b, err := json.Marshal(resp)
 			if err != nil {
 				return nil, err
@@ -211,6 +216,39 @@ func (a *replayAsker) Ask(_ context.Context, asks []sandbox.Ask) ([]sandbox.Answ
 		return nil, sandbox.ErrInputRequired
 	}
 	return answers, nil
+}
+
+// conforms checks an accepted form's content against the schema the ask
+// requested, as the SDK checks a session's answer, so that a tool gets
+// the same on both revisions; with the server's own bounded validator,
+// since both schema and content come from outside.
+func conforms(req mcp.InputRequest, resp mcp.InputResponse) error {
+	p, ok := req.(*mcp.ElicitParams)
+	r, _ := resp.(*mcp.ElicitResult)
+	if !ok || r == nil || r.Action != "accept" || r.Content == nil || p.RequestedSchema == nil {
+		return nil
+	}
+	raw, err := json.Marshal(p.RequestedSchema)
+	if err != nil {
+		return err
+	}
+	s, err := schema.Compile(raw)
+	if err != nil {
+		return &sandbox.AskError{Code: abi.ErrInvalid, Text: fmt.Sprintf("the request's requestedSchema: %v", err)}
+	}
+	content, err := json.Marshal(r.Content)
+	if err != nil {
+		return err
+	}
+	violations, err := s.Validate(content)
+	if err != nil || len(violations) > 0 {
+		text := make([]string, len(violations))
+		for i, v := range violations {
+			text[i] = v.String()
+		}
+		return &sandbox.AskError{Code: abi.ErrNetwork, Text: "the client's answer does not match the requested schema: " + strings.Join(text, "; ")}
+	}
+	return nil
 }
 
 // answersTo says whether resp is an answer to an ask of method.

@@ -1,11 +1,18 @@
 package mcpserver
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/internal/sandbox"
 )
 
 func TestRequestStateRoundTrip(t *testing.T) {
@@ -79,5 +86,36 @@ func TestRequestStateIsBounded(t *testing.T) {
 	}
 	if _, err := s.seal(st); err == nil || !strings.Contains(err.Error(), "over the 256 KiB one may have") {
 		t.Fatalf("seal of 256 KiB of answers = %v; want the bound", err)
+	}
+}
+
+func TestReplayChecksAnAnswerAgainstItsSchema(t *testing.T) {
+	caps := &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}}
+	ask := sandbox.Ask{Method: "elicitation/create", Capability: abi.ClientElicitation, ID: "confirm",
+		Params: json.RawMessage(`{"message":"Sure?","requestedSchema":{"type":"object","properties":{"confirm":{"type":"boolean"}},"required":["confirm"]}}`)}
+	for _, tc := range []struct {
+		content map[string]any
+		want    string
+	}{
+		{map[string]any{"confirm": true}, ""},
+		{map[string]any{"confirm": "yes"}, "the client's answer does not match the requested schema: at /confirm:"},
+		{map[string]any{}, "the client's answer does not match the requested schema: at /:"},
+	} {
+		a := &replayAsker{need: []string{abi.ClientElicitation}, caps: caps,
+			given: mcp.InputResponseMap{"confirm": &mcp.ElicitResult{Action: "accept", Content: tc.content}}}
+		got, err := a.Ask(context.Background(), []sandbox.Ask{ask})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.want == "" {
+			if got[0].Err != nil || len(a.used) != 1 {
+				t.Errorf("%v: %v; want the answer used", tc.content, got[0].Err)
+			}
+			continue
+		}
+		var refused *sandbox.AskError
+		if !errors.As(got[0].Err, &refused) || refused.Code != abi.ErrNetwork || !strings.Contains(refused.Text, tc.want) || len(a.used) != 0 {
+			t.Errorf("%v: %v; want code 8 saying %q", tc.content, got[0].Err, tc.want)
+		}
 	}
 }
