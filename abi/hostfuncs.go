@@ -38,7 +38,17 @@ var HostFunctions = []HostFunction{
 	{"progress", []Param{{"progress", F64}, {"total", F64}, {"msg_ptr", I32}, {"msg_len", I32}}},
 	{"http_request", []Param{{"req_ptr", I32}, {"req_len", I32}, {"resp_len_ptr", I32}}},
 	{"http_response", []Param{{"buf_ptr", I32}, {"buf_len", I32}}},
+	{"elicit", askParams},
+	{"create_message", askParams},
+	{"list_roots", askParams},
+	{"ask_all", askParams},
+	{"ask_response", []Param{{"buf_ptr", I32}, {"buf_len", I32}}},
 }
+
+// askParams are the parameters of every function that asks the client
+// (AskFunctions), as of http_request: the request's JSON, and where the
+// answer's length goes.
+var askParams = []Param{{"req_ptr", I32}, {"req_len", I32}, {"resp_len_ptr", I32}}
 
 // Log levels for log, in increasing severity: the RFC 5424 levels MCP uses.
 const (
@@ -106,4 +116,52 @@ const (
 	MaxProgress    = 1000
 	// MaxHTTPRequestLen bounds the JSON of one http_request.
 	MaxHTTPRequestLen = 2 << 20
+	// MaxAskLen bounds the JSON of one ask of the client (elicit,
+	// create_message, list_roots), and MaxAnswerLen the client's answer
+	// to it: both travel in requestState on 2026-07-28, so both are
+	// small.
+	MaxAskLen    = 64 << 10
+	MaxAnswerLen = 64 << 10
+	// MaxAsks bounds the asks of one call. Past it the call is stopped:
+	// a tool that asks in a loop would otherwise keep a client (and, on
+	// 2026-07-28, the retries that re-run it) busy until its time limit.
+	MaxAsks = 16
 )
+
+// The client capabilities a tool may need, as a manifest's tools[].client
+// names them: MCP's names of the capabilities a client declares.
+const (
+	ClientElicitation = "elicitation"
+	ClientSampling    = "sampling"
+	ClientRoots       = "roots"
+)
+
+// AskFunctions are the host functions that ask the client for something,
+// each with the client capability it needs and the MCP method it sends.
+// A module that imports one must declare the capability on a tool.
+var AskFunctions = map[string]Ask{
+	"elicit":         {Capability: ClientElicitation, Method: "elicitation/create"},
+	"create_message": {Capability: ClientSampling, Method: "sampling/createMessage"},
+	"list_roots":     {Capability: ClientRoots, Method: "roots/list"},
+}
+
+// AskMethods are the capabilities of the MCP methods of AskFunctions, by
+// method: what ask_all may ask.
+var AskMethods = map[string]string{
+	"elicitation/create":     ClientElicitation,
+	"sampling/createMessage": ClientSampling,
+	"roots/list":             ClientRoots,
+}
+
+// AskAll is the host function that asks the client several things at
+// once, of any of AskMethods. A module that imports it must declare a
+// client capability on a tool or prompt.
+const AskAll = "ask_all"
+
+// Ask is what a function of AskFunctions asks of the client.
+type Ask struct {
+	// Capability is the client capability it needs (ClientElicitation, …).
+	Capability string
+	// Method is the MCP request it makes.
+	Method string
+}

@@ -129,6 +129,11 @@ type Tool struct {
 	Icons        []Icon          `json:"icons,omitempty"`
 	Meta         Meta            `json:"_meta,omitempty"`
 	Output       OutputMode      `json:"output,omitempty"`
+	// Client names the client capabilities the tool needs
+	// (ClientElicitation, ClientSampling, ClientRoots): a call from a
+	// client that lacks one is refused before the tool runs, and the tool
+	// may ask the client only for these.
+	Client []string `json:"client,omitempty"`
 }
 
 // Annotations are MCP's tool hints. They are advice to clients, never trusted
@@ -249,6 +254,9 @@ func (t *Tool) check() error {
 	default:
 		return fmt.Errorf(`"output" must be "text", "json" or "result", not %q`, t.Output)
 	}
+	if err := checkClient(t.Client); err != nil {
+		return err
+	}
 	if len(t.OutputSchema) > 0 {
 		if err := checkObjectRoot("outputSchema", t.OutputSchema); err != nil {
 			return err
@@ -284,6 +292,41 @@ func (t *Tool) UI() *ToolUI {
 		return nil
 	}
 	return &ui
+}
+
+// checkClient checks a "client" list of capabilities.
+func checkClient(client []string) error {
+	for i, c := range client {
+		switch c {
+		case ClientElicitation, ClientSampling, ClientRoots:
+		default:
+			return fmt.Errorf(`"client" names %q; one may need %q, %q or %q`, c, ClientElicitation, ClientSampling, ClientRoots)
+		}
+		if slices.Contains(client[:i], c) {
+			return fmt.Errorf(`"client" names %q twice`, c)
+		}
+	}
+	return nil
+}
+
+// CheckAsks reports the first of a module's imports of HostModule that
+// asks the client for a capability no tool or prompt of the manifest
+// declares in "client": such a module could only fail its asks.
+func (m *Manifest) CheckAsks(imports []string) error {
+	declares := func(c string) bool {
+		return slices.ContainsFunc(m.Tools, func(t Tool) bool { return slices.Contains(t.Client, c) || c == "" && len(t.Client) > 0 }) ||
+			slices.ContainsFunc(m.Prompts, func(p Prompt) bool { return slices.Contains(p.Client, c) || c == "" && len(p.Client) > 0 })
+	}
+	for _, name := range imports {
+		if name == AskAll && !declares("") {
+			return fmt.Errorf(`imports %s.%s, which asks the client, but no tool or prompt of its manifest declares what it may ask for ("client": ["elicitation"], "sampling" or "roots"); declare it on those that ask`, HostModule, name)
+		}
+		ask, ok := AskFunctions[name]
+		if ok && !declares(ask.Capability) {
+			return fmt.Errorf(`imports %s.%s, which asks the client for %s, but no tool or prompt of its manifest declares "client": [%q]; declare it on those that ask`, HostModule, name, ask.Capability, ask.Capability)
+		}
+	}
+	return nil
 }
 
 // Mode returns the tool's output mode, resolving the default.

@@ -1,6 +1,7 @@
 package abi
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 )
@@ -41,6 +42,10 @@ type Prompt struct {
 	// Complete, when CompleteModule, has the module's completion/complete
 	// entry point offer values for the arguments that declare none.
 	Complete string `json:"complete,omitempty"`
+	// Client names the client capabilities the module's prompts/get
+	// entry point may ask for, as Tool.Client does; only for a prompt
+	// without Messages.
+	Client []string `json:"client,omitempty"`
 }
 
 // PromptArgument is one argument of a prompt.
@@ -112,6 +117,12 @@ func (p *Prompt) check() error {
 	}
 	if err := p.Meta.checkUIKey("prompt"); err != nil {
 		return err
+	}
+	if err := checkClient(p.Client); err != nil {
+		return err
+	}
+	if len(p.Client) > 0 && len(p.Messages) > 0 {
+		return errors.New(`"client" is for a prompt its module gets: one with "messages" runs nothing, and asks nothing`)
 	}
 	if len(p.Arguments) > MaxPromptArguments {
 		return fmt.Errorf("%d arguments, over the limit of %d", len(p.Arguments), MaxPromptArguments)

@@ -204,9 +204,16 @@ func connectHTTP(t testing.TB, s *server, version string) *mcp.ClientSession {
 // other end, is shown if it fails.
 func connect(t testing.TB, tr mcp.Transport, version string, s *server) *mcp.ClientSession {
 	t.Helper()
+	return connectWith(t, tr, version, s, nil)
+}
+
+// connectWith is connect with a client made with opts: its handlers of
+// what the server asks, and the capabilities they declare.
+func connectWith(t testing.TB, tr mcp.Transport, version string, s *server, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "wasmcp-e2e", Version: "1"}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "wasmcp-e2e", Version: "1"}, opts)
 	cs, err := client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("connecting (%s): %v\nserver's stderr:\n%s", version, err, s.stderr.String())

@@ -13,6 +13,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -103,6 +104,13 @@ type Config struct {
 	// body is read; over stdio, no more input is read until answers give
 	// some of it back.
 	RequestBudget int64
+	// RequestStateKey signs the requestState of 2026-07-28 calls whose
+	// tools ask the client (an InputRequiredResult's, which the client
+	// sends back with its answers), so that a tampered or forged one is
+	// refused: at least MinRequestStateKey bytes, the same on every
+	// replica that serves the same clients. Empty: a random key made at
+	// start, which holds only for one process, and only until it exits.
+	RequestStateKey []byte
 	// HTTP configures Handler.
 	HTTP HTTPConfig
 	// ShutdownGrace bounds how long, once ServeStdio's context ends,
@@ -213,6 +221,9 @@ func Engines() []string { return sandbox.Engines() }
 // ErrUnknownTool is the error of Call for a name no module provides.
 var ErrUnknownTool = registry.ErrUnknownTool
 
+// MinRequestStateKey is the shortest Config.RequestStateKey.
+const MinRequestStateKey = mcpserver.MinStateKey
+
 // Server serves the tools of one directory.
 type Server struct {
 	cfg      Config
@@ -237,6 +248,9 @@ type Server struct {
 // module's first call, or to Warm.
 func New(ctx context.Context, cfg Config) (*Server, error) {
 	cfg = cfg.withDefaults()
+	if n := len(cfg.RequestStateKey); n > 0 && n < MinRequestStateKey {
+		return nil, fmt.Errorf("the requestState key has %d bytes; it needs at least %d (32 random bytes, say)", n, MinRequestStateKey)
+	}
 	s := &Server{cfg: cfg, log: cfg.Logger}
 	var metricsObs, recentObs observe.Observer
 	if cfg.Metrics {
@@ -280,7 +294,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	})
 	s.mcp = mcpserver.New(s.registry, s.calls, mcpserver.Options{
 		Version: cfg.Version, Logger: cfg.Logger, ListChanged: cfg.Watch, RequestBudget: cfg.RequestBudget,
-		PollInterval: cfg.HTTP.PollInterval,
+		PollInterval: cfg.HTTP.PollInterval, RequestStateKey: cfg.RequestStateKey,
 	})
 	if cfg.Watch {
 		if err := s.watch(); err != nil {
@@ -443,9 +457,10 @@ type Reporter interface {
 // Call runs one call of a tool, as tools/call would, with args its
 // arguments (empty means {}); rep, if not nil, receives its reports. Every
 // failure of the tool is a result with IsError; the error is for a tool
-// that does not exist (ErrUnknownTool).
+// that does not exist (ErrUnknownTool). No client is there to ask: the
+// tool's asks get code 7 (denied).
 func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage, rep Reporter) (*mcp.CallToolResult, error) {
-	return s.calls.Call(ctx, tool, args, rep)
+	return s.calls.Call(ctx, tool, args, rep, nil)
 }
 
 // Close stops watching, ends the instances started ahead of calls and the

@@ -28,6 +28,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	grace := fs.Duration("shutdown-grace", 10*time.Second, "on SIGTERM or SIGINT, how long calls in flight may finish before they are cancelled")
 	budget := abi.Size(host.DefaultRequestBudget)
 	fs.Var(&budget, "request-budget", "bytes of request bodies held at once, over all clients; past it, an HTTP request is refused busy before its body is read, and stdio input waits (at least 4MiB)")
+	stateKeyFile := fs.String("request-state-key-file", "", "sign the requestState of 2026-07-28 calls whose tools ask the client with the key in `FILE` (at least 32 bytes; the same file on every replica); none: a random key per process, which holds only with one replica")
 	var web httpFlags
 	web.register(fs)
 	if code, ok := parse(fs, args, stderr, "[flags]"); !ok {
@@ -50,7 +51,19 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintln(stderr, "wasmcp serve:", err)
 		return exitUsage
 	}
+	var stateKey []byte
+	if *stateKeyFile != "" {
+		if stateKey, err = os.ReadFile(*stateKeyFile); err != nil {
+			fmt.Fprintln(stderr, "wasmcp serve: --request-state-key-file:", err)
+			return exitUsage
+		}
+		if len(stateKey) < host.MinRequestStateKey {
+			fmt.Fprintf(stderr, "wasmcp serve: --request-state-key-file: the key has %d bytes; it needs at least %d (head -c 32 /dev/urandom > FILE makes one)\n", len(stateKey), host.MinRequestStateKey)
+			return exitUsage
+		}
+	}
 	srv, log, err := hf.open(ctx, stderr, func(c *host.Config) {
+		c.RequestStateKey = stateKey
 		c.HTTP = httpCfg
 		c.Watch = *watchDir
 		c.Metrics = *addr != ""

@@ -46,6 +46,8 @@ func getPrompt(req guest.PromptRequest) (*guest.PromptResult, error) {
 		}
 		first = guest.Content{Raw: raw}
 		then = "Please process the embedded resource above."
+	case "test_input_required_result_prompt":
+		return inputPrompt()
 	case "test_prompt_with_image":
 		img, err := redPixelPNG()
 		if err != nil {
@@ -74,7 +76,7 @@ func readResource(req guest.ReadRequest) (*guest.ReadResult, error) {
 // tools lists every tool the module implements; the manifest declares the
 // same names with the same output modes (pack_test.go checks).
 func tools() []guest.Tool {
-	return []guest.Tool{
+	return append([]guest.Tool{
 		guest.Text("test_simple_text", simpleText),
 		guest.Result("test_image_content", imageContent),
 		guest.Result("test_audio_content", audioContent),
@@ -88,7 +90,7 @@ func tools() []guest.Tool {
 		guest.JSON("json_schema_2020_12_tool", jsonSchemaTool),
 		guest.Text("test_x_mcp_header", xMCPHeader),
 		guest.Text("test_reconnection", reconnection),
-	}
+	}, askTools()...)
 }
 
 // reconnection outlasts the --poll-interval that conformance/run gives the

@@ -63,7 +63,7 @@ func TestCompilingHoldsNoRunSlot(t *testing.T) {
 	call := func(name string) <-chan string {
 		out := make(chan string, 1)
 		go func() {
-			res, err := h.Call(context.Background(), name, json.RawMessage(`{}`), nil)
+			res, err := h.Call(context.Background(), name, json.RawMessage(`{}`), nil, nil)
 			switch {
 			case err != nil:
 				out <- err.Error()
@@ -145,7 +145,7 @@ func TestEngineCausesGoToTheDebugLog(t *testing.T) {
 	rec := newRecorder()
 	h := New(reg, Options{Logger: slog.New(rec)})
 	t.Cleanup(h.Close)
-	res, err := h.Call(context.Background(), "echo", json.RawMessage(`{}`), nil)
+	res, err := h.Call(context.Background(), "echo", json.RawMessage(`{}`), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func callLoud(t *testing.T, h *Dispatcher) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
-	res, err := h.Call(ctx, "loud", json.RawMessage(`{"x":"hi"}`), nil)
+	res, err := h.Call(ctx, "loud", json.RawMessage(`{"x":"hi"}`), nil, nil)
 	if err != nil || res.IsError {
 		t.Fatalf("loud: %v %+v", err, res)
 	}
@@ -250,7 +250,7 @@ func TestACachedToolDoesNotWaitForAnotherCallsCompilation(t *testing.T) {
 	defer func() { cancel(); <-slow }()
 	go func() {
 		defer close(slow)
-		h.Call(ctx, "slow", json.RawMessage(`{}`), nil)
+		h.Call(ctx, "slow", json.RawMessage(`{}`), nil, nil)
 	}()
 	if got := next(); got != fmt.Sprint(stall) {
 		t.Fatalf("the first worker had a module of %s bytes; want slow's (%d)", got, stall)

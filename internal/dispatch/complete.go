@@ -45,7 +45,7 @@ func (d *Dispatcher) Complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.
 	}
 	entry := c.Entry.Module.Stem + " " + abi.EntryComplete
 	start := time.Now()
-	res, outcome := d.call(ctx, cat, c.Entry, stdin, &serverLog{log: d.log, tool: entry})
+	res, outcome := d.call(ctx, cat, c.Entry, stdin, &serverLog{log: d.log, tool: entry}, nil)
 	d.logCall(entry, outcome, time.Since(start), stdin)
 	if res.IsError {
 		return nil, completeError(key, c.Entry.Module, resultText(res))

@@ -226,13 +226,18 @@ func (d *Dispatcher) refill(t *registry.Tool, prog *sandbox.Compiled, r sandbox.
 // ErrUnknownTool is returned by Call for a name no module provides.
 var ErrUnknownTool = registry.ErrUnknownTool
 
+// ErrInputRequired is returned by Call when the call's Asker ended the run
+// with sandbox.ErrInputRequired: the Asker holds what to ask the client.
+var ErrInputRequired = sandbox.ErrInputRequired
+
 // Call runs one tool call. args is the call's "arguments" JSON; empty or
 // null means {}. rep, if not nil, receives the tool's log and progress
 // reports, from a goroutine of their own (see notifier): it may block
 // without holding up the tool, which never waits for a client. Call
 // returns once those reports are delivered, or dropped after notifyGrace.
-// They also go to the server's log at debug level.
-func (d *Dispatcher) Call(ctx context.Context, name string, args json.RawMessage, rep sandbox.Reporter) (*mcp.CallToolResult, error) {
+// They also go to the server's log at debug level. ask, if not nil, sends
+// the tool's asks of the client; nil refuses them.
+func (d *Dispatcher) Call(ctx context.Context, name string, args json.RawMessage, rep sandbox.Reporter, ask sandbox.Asker) (*mcp.CallToolResult, error) {
 	cat, t, err := d.reg.Acquire(name)
 	if err != nil {
 		return nil, err
@@ -245,7 +250,7 @@ func (d *Dispatcher) Call(ctx context.Context, name string, args json.RawMessage
 		n = newNotifier(rep)
 		rep = n
 	}
-	res, outcome := d.call(ctx, cat, t, args, &serverLog{log: d.log, tool: name, next: rep})
+	res, outcome := d.call(ctx, cat, t, args, &serverLog{log: d.log, tool: name, next: rep}, ask)
 	if n != nil {
 		// The run slot is free by now: only this call's answer waits.
 		// Progress reports left out are the usual course with a tool
@@ -262,6 +267,9 @@ func (d *Dispatcher) Call(ctx context.Context, name string, args json.RawMessage
 	dur := time.Since(start)
 	d.observer.CallFinished(observe.Call{Tool: name, Outcome: outcome.kind, Duration: dur, QueueWait: outcome.queued, PeakMemory: outcome.peak})
 	d.logCall(name, outcome, dur, args)
+	if outcome.kind == string(sandbox.InputRequired) {
+		return nil, ErrInputRequired
+	}
 	return res, nil
 }
 
@@ -288,7 +296,7 @@ type outcome struct {
 	queued time.Duration
 }
 
-func (d *Dispatcher) call(ctx context.Context, cat *registry.Catalog, t *registry.Tool, args json.RawMessage, rep sandbox.Reporter) (*mcp.CallToolResult, outcome) {
+func (d *Dispatcher) call(ctx context.Context, cat *registry.Catalog, t *registry.Tool, args json.RawMessage, rep sandbox.Reporter, ask sandbox.Asker) (*mcp.CallToolResult, outcome) {
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
@@ -343,7 +351,7 @@ func (d *Dispatcher) call(ctx context.Context, cat *registry.Catalog, t *registr
 	if !missing.Empty() {
 		d.log.Warn("permissions not granted", "tool", t.Spec.Name, "missing", missing.Kept, "more", missing.More)
 	}
-	r.Stdin, r.Reporter = args, rep
+	r.Stdin, r.Reporter, r.Asker = args, rep, ask
 	if len(perm.HTTP.Rules) > 0 {
 		r.HTTP = egress.NewClient(perm.HTTP, egress.DefaultLimits(), net.DefaultResolver)
 	}
@@ -351,7 +359,7 @@ func (d *Dispatcher) call(ctx context.Context, cat *registry.Catalog, t *registr
 	var run sandbox.Outcome
 	if p := d.pool.Await(ctx, t); p != nil {
 		d.log.Debug("using a prepared instance", "tool", t.Spec.Name)
-		run = p.Start(ctx, r.Stdin, r.Reporter, r.HTTP)
+		run = p.Start(ctx, r)
 		t.Module.Release()
 	} else {
 		run = prog.Run(ctx, r)

@@ -242,7 +242,7 @@ func call(t *testing.T, h *Dispatcher, name, args string) *mcp.CallToolResult {
 	if args != "" {
 		raw = json.RawMessage(args)
 	}
-	res, err := h.Call(context.Background(), name, raw, nil)
+	res, err := h.Call(context.Background(), name, raw, nil, nil)
 	if err != nil {
 		t.Fatalf("Call(%s): %v", name, err)
 	}
@@ -267,7 +267,7 @@ func text(t *testing.T, res *mcp.CallToolResult) string {
 
 func TestUnknownTool(t *testing.T) {
 	f := newFixture(t, standard(), Options{})
-	res, err := f.d.Call(context.Background(), "nope", nil, nil)
+	res, err := f.d.Call(context.Background(), "nope", nil, nil, nil)
 	if !errors.Is(err, ErrUnknownTool) {
 		t.Fatalf("err = %v; want ErrUnknownTool", err)
 	}
@@ -346,7 +346,7 @@ func TestViolationsListEachOnItsOwnLine(t *testing.T) {
 func TestAbsentArgumentsAreAnEmptyObject(t *testing.T) {
 	f := newFixture(t, standard(), Options{})
 	for _, args := range []json.RawMessage{nil, {}, json.RawMessage("null")} {
-		res, err := f.d.Call(context.Background(), "text", args, nil)
+		res, err := f.d.Call(context.Background(), "text", args, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -675,14 +675,14 @@ func TestCancelledWhileWaitingForASlot(t *testing.T) {
 	f := newFixture(t, standard(), Options{Concurrency: 1, QueueTimeout: hangGuard})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go f.d.Call(ctx, "loop", nil, nil)
+	go f.d.Call(ctx, "loop", nil, nil, nil)
 	if name := <-f.log.started; name != "loop" {
 		t.Fatalf("run started for %q; want loop", name)
 	}
 	// The deadline ends the wait long before the queue timeout would.
 	waiting, stop := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer stop()
-	res, err := f.d.Call(waiting, "text", json.RawMessage(`{}`), nil)
+	res, err := f.d.Call(waiting, "text", json.RawMessage(`{}`), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -703,7 +703,7 @@ func TestBusyWhenEverySlotIsTaken(t *testing.T) {
 	defer cancel()
 	first := make(chan *mcp.CallToolResult, 1)
 	go func() {
-		res, err := f.d.Call(ctx, "loop", nil, nil)
+		res, err := f.d.Call(ctx, "loop", nil, nil, nil)
 		if err != nil {
 			t.Error(err)
 		}
@@ -753,7 +753,7 @@ func TestCancelledWhileQueued(t *testing.T) {
 	defer held.Release()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	res, err := f.d.Call(ctx, "text", nil, nil)
+	res, err := f.d.Call(ctx, "text", nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -770,7 +770,7 @@ func TestQueuedCallRunsWhenASlotFrees(t *testing.T) {
 	held := f.d.slots.TryAcquire()
 	done := make(chan *mcp.CallToolResult, 1)
 	go func() {
-		res, _ := f.d.Call(context.Background(), "text", json.RawMessage(`{"q":1}`), nil)
+		res, _ := f.d.Call(context.Background(), "text", json.RawMessage(`{"q":1}`), nil, nil)
 		done <- res
 	}()
 	held.Release() // whether or not the call is waiting yet
@@ -801,7 +801,7 @@ func TestCallsRunConcurrently(t *testing.T) {
 	for i := range 16 {
 		wg.Go(func() {
 			args := `{"i":` + strings.Repeat("1", i+1) + `}`
-			res, err := f.d.Call(context.Background(), "text", json.RawMessage(args), nil)
+			res, err := f.d.Call(context.Background(), "text", json.RawMessage(args), nil, nil)
 			if err != nil {
 				t.Error(err)
 				return

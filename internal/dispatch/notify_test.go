@@ -114,7 +114,7 @@ func TestToolNeverWaitsForItsClient(t *testing.T) {
 	t.Cleanup(func() { close(client.release) })
 	done := make(chan *mcp.CallToolResult, 1)
 	go func() {
-		res, _ := f.d.Call(context.Background(), "flood", nil, client)
+		res, _ := f.d.Call(context.Background(), "flood", nil, client, nil)
 		done <- res
 	}()
 	select {

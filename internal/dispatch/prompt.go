@@ -16,6 +16,7 @@ import (
 
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/internal/registry"
+	"github.com/wasmcp/wasmcp/internal/sandbox"
 )
 
 // GetPrompt gets the named prompt with its arguments (mcpserver.Caller).
@@ -23,8 +24,9 @@ import (
 // by running its module's prompts/get entry point exactly as a tool call
 // runs. Arguments the prompt does not declare, and required ones left
 // out, are JSON-RPC -32602; every other failure is -32603 with a message
-// that says what went wrong.
-func (d *Dispatcher) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+// that says what went wrong. ask, if not nil, sends the module's asks of
+// the client, and ErrInputRequired says that it ended the run.
+func (d *Dispatcher) GetPrompt(ctx context.Context, name string, args map[string]string, ask sandbox.Asker) (*mcp.GetPromptResult, error) {
 	cat, p, ok := d.reg.AcquirePrompt(name)
 	if !ok {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", name)}
@@ -47,8 +49,11 @@ func (d *Dispatcher) GetPrompt(ctx context.Context, name string, args map[string
 	}
 	entry := p.Entry.Module.Stem + " " + abi.EntryGetPrompt
 	start := time.Now()
-	res, outcome := d.call(ctx, cat, p.Entry, stdin, &serverLog{log: d.log, tool: entry})
+	res, outcome := d.call(ctx, cat, p.Entry, stdin, &serverLog{log: d.log, tool: entry}, ask)
 	d.logCall(entry, outcome, time.Since(start), stdin)
+	if outcome.kind == string(sandbox.InputRequired) {
+		return nil, ErrInputRequired
+	}
 	if res.IsError {
 		return nil, promptError(name, p.Entry.Module, resultText(res))
 	}

@@ -32,7 +32,7 @@ func promptFixture(t *testing.T) *fixture {
 
 func promptErr(t *testing.T, d *Dispatcher, name string, args map[string]string) *jsonrpc.Error {
 	t.Helper()
-	res, err := d.GetPrompt(context.Background(), name, args)
+	res, err := d.GetPrompt(context.Background(), name, args, nil)
 	var rpc *jsonrpc.Error
 	if !errors.As(err, &rpc) {
 		t.Fatalf("GetPrompt(%s) = %v, %v; want a JSON-RPC error", name, res, err)
@@ -42,7 +42,7 @@ func promptErr(t *testing.T, d *Dispatcher, name string, args map[string]string)
 
 func TestGetPromptExpandsATemplateWithoutRunning(t *testing.T) {
 	f := promptFixture(t)
-	res, err := f.d.GetPrompt(context.Background(), "greet", map[string]string{"who": "Ada"})
+	res, err := f.d.GetPrompt(context.Background(), "greet", map[string]string{"who": "Ada"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestGetPromptArgumentsAreChecked(t *testing.T) {
 
 func TestGetPromptRunsTheModule(t *testing.T) {
 	f := promptFixture(t)
-	res, err := f.d.GetPrompt(context.Background(), "live", map[string]string{"who": "Ada"})
+	res, err := f.d.GetPrompt(context.Background(), "live", map[string]string{"who": "Ada"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func (d *Dispatcher) Read(ctx context.Context, uri string) (*mcp.ReadResourceRes
 	}
 	name := rd.Entry.Module.Stem + " " + abi.EntryReadResource
 	start := time.Now()
-	res, outcome := d.call(ctx, cat, rd.Entry, stdin, &serverLog{log: d.log, tool: name})
+	res, outcome := d.call(ctx, cat, rd.Entry, stdin, &serverLog{log: d.log, tool: name}, nil)
 	d.logCall(name, outcome, time.Since(start), stdin)
 	if res.IsError {
 		return nil, readError(uri, rd.Entry.Module, resultText(res))

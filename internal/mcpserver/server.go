@@ -7,11 +7,13 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"log/slog"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/semaphore"
 
@@ -35,6 +37,9 @@ type Server struct {
 	budgetSize int64
 	// subs bounds and follows resource subscriptions.
 	subs *subscriptions
+	// states signs and checks the requestStates of tools that ask the
+	// client on 2026-07-28.
+	states *stateSigner
 }
 
 // Options configure New.
@@ -58,6 +63,11 @@ type Options struct {
 	// this long, and the client resumes it (see pollStreams). Zero keeps
 	// each stream open until its answer.
 	PollInterval time.Duration
+	// RequestStateKey signs the requestState of 2026-07-28 calls whose
+	// tools ask the client, so that any replica with the same key takes
+	// them back; at least MinStateKey bytes. Empty: a random key of this
+	// process's own, which holds only with one replica.
+	RequestStateKey []byte
 }
 
 // DefaultRequestBudget is the request budget of a zero
@@ -68,14 +78,18 @@ const DefaultRequestBudget = 8 * MaxMessageSize
 // dispatch.Dispatcher is the one used.
 type Caller interface {
 	// Call runs a call of the named tool with its arguments, sending the
-	// tool's reports to rep. It fails only for a tool that does not exist.
-	Call(ctx context.Context, name string, args json.RawMessage, rep sandbox.Reporter) (*mcp.CallToolResult, error)
+	// tool's reports to rep and its asks of the client to ask. It fails
+	// for a tool that does not exist, and with sandbox.ErrInputRequired
+	// when ask ended the run.
+	Call(ctx context.Context, name string, args json.RawMessage, rep sandbox.Reporter, ask sandbox.Asker) (*mcp.CallToolResult, error)
 	// Read reads the resource at uri, a declared resource's or one a
 	// template matches. Its errors are the JSON-RPC errors of the read.
 	Read(ctx context.Context, uri string) (*mcp.ReadResourceResult, error)
-	// GetPrompt gets the named prompt with its arguments. Its errors are
-	// the JSON-RPC errors of the request.
-	GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error)
+	// GetPrompt gets the named prompt with its arguments, sending the
+	// module's asks of the client to ask. Its errors are the JSON-RPC
+	// errors of the request, and sandbox.ErrInputRequired when ask ended
+	// the run.
+	GetPrompt(ctx context.Context, name string, args map[string]string, ask sandbox.Asker) (*mcp.GetPromptResult, error)
 	// Complete answers completion/complete. Its errors are the JSON-RPC
 	// errors of the request.
 	Complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.CompleteResult, error)
@@ -95,7 +109,7 @@ func New(reg *registry.Registry, calls Caller, opts Options) *Server {
 		budget = DefaultRequestBudget
 	}
 	budget = max(budget, MaxMessageSize)
-	s := &Server{log: log, budget: semaphore.NewWeighted(budget), budgetSize: budget}
+	s := &Server{log: log, budget: semaphore.NewWeighted(budget), budgetSize: budget, states: newStateSigner(opts.RequestStateKey)}
 	// The SDK declares the completions capability when, and only when, a
 	// completion handler is set, and fixes both when the server is made.
 	// So the tool directory at start decides (design.md, "Resources and
@@ -161,9 +175,9 @@ func (s *Server) sync(calls Caller, old, new *registry.Catalog) {
 	}
 	syncList(s, "tool", oldTools, new.Tools, func(t *registry.Tool) string { return t.Spec.Name }, new.Lookup,
 		s.mcp.RemoveTools, func(t *registry.Tool) {
-			name := t.Spec.Name
-			s.mcp.AddTool(Tool(t.Spec), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				return calls.Call(ctx, name, req.Params.Arguments, newClientReporter(ctx, req, name))
+			spec := t.Spec
+			s.mcp.AddTool(Tool(spec), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return s.call(ctx, calls, spec, req)
 			})
 		})
 	read := func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
@@ -173,11 +187,73 @@ func (s *Server) sync(calls Caller, old, new *registry.Catalog) {
 		s.mcp.RemoveResources, func(r *registry.Resource) { s.mcp.AddResource(Resource(r.Spec), read) })
 	syncList(s, "resource template", oldTemplates, new.Templates, func(t *registry.Template) string { return t.Spec.URITemplate }, new.Template,
 		s.mcp.RemoveResourceTemplates, func(t *registry.Template) { s.mcp.AddResourceTemplate(ResourceTemplate(t.Spec), read) })
-	get := func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		return calls.GetPrompt(ctx, req.Params.Name, req.Params.Arguments)
-	}
 	syncList(s, "prompt", oldPrompts, new.Prompts, func(p *registry.Prompt) string { return p.Spec.Name }, new.Prompt,
-		s.mcp.RemovePrompts, func(p *registry.Prompt) { s.mcp.AddPrompt(Prompt(p.Spec), get) })
+		s.mcp.RemovePrompts, func(p *registry.Prompt) {
+			spec := p.Spec
+			s.mcp.AddPrompt(Prompt(spec), func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+				return s.getPrompt(ctx, calls, spec, req)
+			})
+		})
+}
+
+// call runs a tools/call of the tool spec. A tool that asks the client is
+// refused to a client that lacks what it needs, and its asks go on the
+// session (2025-11-25) or into an InputRequiredResult (2026-07-28).
+func (s *Server) call(ctx context.Context, calls Caller, spec abi.Tool, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	rep := newClientReporter(ctx, req, spec.Name)
+	if len(spec.Client) == 0 {
+		return calls.Call(ctx, spec.Name, req.Params.Arguments, rep, nil)
+	}
+	var res *mcp.CallToolResult
+	requests, state, err := s.asking(askCall{
+		ctx: ctx, what: "tool " + spec.Name, need: spec.Client,
+		session: req.Session, caps: req.ClientCapabilities(),
+		args: req.Params.Arguments, state: req.Params.RequestState, responses: req.Params.InputResponses,
+	}, func(ask sandbox.Asker) (err error) {
+		res, err = calls.Call(ctx, spec.Name, req.Params.Arguments, rep, ask)
+		return err
+	})
+	var failed *askFailure
+	switch {
+	case errors.As(err, &failed):
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: failed.text}}, IsError: true}, nil
+	case err != nil:
+		return nil, err
+	case requests != nil:
+		return &mcp.CallToolResult{InputRequests: requests, RequestState: state}, nil
+	}
+	return res, nil
+}
+
+// getPrompt runs a prompts/get of the prompt spec, whose module may ask
+// the client as a tool does (call).
+func (s *Server) getPrompt(ctx context.Context, calls Caller, spec abi.Prompt, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	if len(spec.Client) == 0 {
+		return calls.GetPrompt(ctx, spec.Name, req.Params.Arguments, nil)
+	}
+	args, err := json.Marshal(req.Params.Arguments)
+	if err != nil {
+		return nil, err
+	}
+	var res *mcp.GetPromptResult
+	requests, state, err := s.asking(askCall{
+		ctx: ctx, what: "prompt " + spec.Name, need: spec.Client,
+		session: req.Session, caps: req.ClientCapabilities(),
+		args: args, state: req.Params.RequestState, responses: req.Params.InputResponses,
+	}, func(ask sandbox.Asker) (err error) {
+		res, err = calls.GetPrompt(ctx, spec.Name, req.Params.Arguments, ask)
+		return err
+	})
+	var failed *askFailure
+	switch {
+	case errors.As(err, &failed):
+		return nil, &jsonrpc.Error{Code: failed.code, Message: failed.text}
+	case err != nil:
+		return nil, err
+	case requests != nil:
+		return &mcp.GetPromptResult{InputRequests: requests, RequestState: state}, nil
+	}
+	return res, nil
 }
 
 // syncList is sync for one kind of item, each known by its key. An item

@@ -134,7 +134,7 @@ func TestPreparedInstanceIsTakenOnce(t *testing.T) {
 	if inst == nil || p.Take(ts["echo"]) != nil {
 		t.Fatal("an instance was not taken exactly once")
 	}
-	out := inst.Start(context.Background(), []byte(`{"a":1}`), nil, nil)
+	out := inst.Start(context.Background(), sandbox.Run{Stdin: []byte(`{"a":1}`)})
 	ts["echo"].Module.Release()
 	if out.Failure != nil || string(out.Stdout) != `{"a":1}` {
 		t.Fatalf("the prepared instance ran: %+v %q", out.Failure, out.Stdout)

@@ -207,6 +207,7 @@ func TestBrokenFilesAreSkippedAndOthersLoad(t *testing.T) {
 		{"badimport", wattest.Build(t, "badimport"), manifestFor("badimport"), `imports env.open_socket, but wasmcp provides no module "env"`},
 		{"badsig", wattest.Build(t, "badsig"), manifestFor("badsig"), "imports wasmcp.log as (i64) -> i64, but wasmcp defines it (docs/abi.md) as (i32, i32, i32) -> i32"},
 		{"nostart", wattest.Build(t, "nostart"), manifestFor("nostart"), `exports no "_start" function`},
+		{"undeclaredask", wattest.Build(t, "ask"), manifestFor("undeclaredask"), `imports wasmcp.elicit, which asks the client for elicitation, but no tool or prompt of its manifest declares "client": ["elicitation"]`},
 		{"badembedded", embed(t, echo, `{"abi":1}`), "", "embedded manifest: manifest declares no tools"},
 		{"twoembedded", twoSections, "", `2 "wasmcp.manifest" custom sections`},
 	}

@@ -82,6 +82,15 @@ func loadFile(path string, opts LoadOptions) (*Module, stamp, error) {
 	if merr != nil {
 		return nil, st, merr
 	}
+	var hostImports []string
+	for _, imp := range parsed.Imports {
+		if imp.Module == abi.HostModule {
+			hostImports = append(hostImports, imp.Name)
+		}
+	}
+	if err := manifest.CheckAsks(hostImports); err != nil {
+		return nil, st, err
+	}
 	sum := sha256.Sum256(wasm)
 	key := sha256.New()
 	key.Write(sum[:])

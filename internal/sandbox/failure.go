@@ -16,6 +16,10 @@ const (
 	Exit          FailureKind = "exit"
 	Cancelled     FailureKind = "cancelled"
 	Internal      FailureKind = "internal"
+	// InputRequired: the run's Asker ended it (ErrInputRequired).
+	InputRequired FailureKind = "input_required"
+	// AskLimit: the guest asked the client more than abi.MaxAsks times.
+	AskLimit FailureKind = "ask_limit"
 )
 
 // Failure says why a run failed, in words meant for the model that called

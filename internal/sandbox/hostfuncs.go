@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"unicode/utf8"
@@ -41,6 +42,19 @@ type runState struct {
 	pending   []byte
 	maxAnswer int64
 	denials   Denials // permissions the guest lacked, for the call's error text
+
+	// ask sends the guest's asks of the client; nil until the call
+	// begins, and for a run no client waits for.
+	ask Asker
+	// asks counts the asks made, askIDs names them; asked is the last
+	// one's answer, until ask_response takes it.
+	asks   int
+	askIDs []string
+	asked  []byte
+	// cancel ends the run with a cause; halt is the cause of a host
+	// function that stopped the run, which the engine then ends at once.
+	cancel context.CancelCauseFunc
+	halt   error
 }
 
 // defineHost defines each function of abi.HostFunctions, with its type

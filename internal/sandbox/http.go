@@ -139,7 +139,13 @@ func (st *runState) answer(mem guestMemory, lenPtr uint32, code int32, a httpAns
 	if err != nil {
 		return abi.ErrInvalid
 	}
-	st.pending = b
+	return st.hold(&st.pending, mem, lenPtr, code, b)
+}
+
+// hold keeps b in *slot, where http_response or ask_response takes it,
+// and writes its length at lenPtr; code is what the guest gets.
+func (st *runState) hold(slot *[]byte, mem guestMemory, lenPtr uint32, code int32, b []byte) int32 {
+	*slot = b
 	if !mem.WriteUint32Le(lenPtr, uint32(len(b))) {
 		return abi.ErrFault
 	}
@@ -149,14 +155,23 @@ func (st *runState) answer(mem guestMemory, lenPtr uint32, code int32, a httpAns
 // httpResponse is wasmcp.http_response: it copies the waiting answer into
 // the guest's buffer, and forgets it.
 func (st *runState) httpResponse(mem guestMemory, ptr, n uint32) int32 {
-	switch {
-	case st == nil || st.pending == nil:
+	if st == nil {
 		return abi.ErrInvalid
-	case uint32(len(st.pending)) > n:
+	}
+	return take(&st.pending, mem, ptr, n)
+}
+
+// take copies the answer waiting in *slot into the guest's buffer, if it
+// fits, and forgets it.
+func take(slot *[]byte, mem guestMemory, ptr, n uint32) int32 {
+	switch {
+	case *slot == nil:
+		return abi.ErrInvalid
+	case uint32(len(*slot)) > n:
 		return abi.ErrTooLong
-	case mem == nil || !mem.Write(ptr, st.pending):
+	case mem == nil || !mem.Write(ptr, *slot):
 		return abi.ErrFault
 	}
-	st.pending = nil
+	*slot = nil
 	return abi.Ok
 }

@@ -30,6 +30,9 @@ type instance struct {
 	// beginCall for a reactor that starts up first.
 	plan plan
 	call guestIO
+	// asker is the call's Asker, which the state has once the call
+	// begins, as it has call.
+	asker Asker
 	// startup collects what a reactor's start-up writes to stderr, for
 	// the operator's log.
 	startup *cappedBuffer
@@ -77,7 +80,8 @@ func (c *Compiled) launch(r Run, stdin io.Reader, pl *plan) (*instance, *Failure
 	unwatch := context.AfterFunc(c.engine.stopping, func() { cancel(ErrEngineClosed) })
 	in := &instance{
 		ctx: ctx, cancel: cancel, lim: lim, reserve: c.reserve,
-		state:   &runState{reporter: r.Reporter, lastProgress: math.Inf(-1), http: r.HTTP, maxAnswer: lim.Memory},
+		state:   &runState{reporter: r.Reporter, lastProgress: math.Inf(-1), http: r.HTTP, maxAnswer: lim.Memory, cancel: cancel},
+		asker:   r.Asker,
 		done:    make(chan ending, 1),
 		release: func() { unwatch(); release() },
 	}
@@ -88,12 +92,13 @@ func (c *Compiled) launch(r Run, stdin io.Reader, pl *plan) (*instance, *Failure
 	if pl.hold {
 		in.reached, in.hold = make(chan struct{}), make(chan struct{})
 	}
-	in.state.io = in.call
+	in.state.io, in.state.ask = in.call, in.asker
 	if len(pl.init) > 0 {
 		// The start-up sees no more than argv[0], and the module's init
 		// section on stdin; what it prints is not the call's.
 		in.startup = &cappedBuffer{limit: lim.Output, onFull: func() { cancel(errStderrLimit) }}
 		in.state.io = guestIO{args: r.Args[:min(len(r.Args), 1)], stdin: bytes.NewReader(c.reactor.init), stdout: io.Discard, stderr: in.startup}
+		in.state.ask = nil
 		in.log = c.log
 	}
 	if f := c.p.start(in, r, stdin); f != nil {
@@ -116,7 +121,7 @@ func (in *instance) beginCall() {
 		case <-in.ctx.Done(): // discarded: the run stops at once
 		}
 	}
-	in.state.io = in.call
+	in.state.io, in.state.ask = in.call, in.asker
 }
 
 // logStartup gives the operator what a reactor's start-up wrote to
@@ -219,8 +224,8 @@ const PrepareBudget = time.Second
 // is done (from the snapshot, or run whole), before wasmcp_run, which is
 // all the call's. It returns nil when the guest cannot be prepared: it
 // ended, or failed, before that, or did not get there within
-// PrepareBudget; such a guest is simply run cold. r.Stdin, r.Reporter and
-// r.HTTP are ignored here: Start supplies them.
+// PrepareBudget; such a guest is simply run cold. r.Stdin, r.Reporter,
+// r.HTTP and r.Asker are ignored here: Start supplies them.
 func (c *Compiled) Prepare(ctx context.Context, r Run) *Prepared {
 	if !c.p.prepares(r) {
 		return nil
@@ -234,7 +239,7 @@ func (c *Compiled) Prepare(ctx context.Context, r Run) *Prepared {
 	pl.hold = c.reactor != nil
 	pr, pw := io.Pipe()
 	sig := &readSignal{r: pr, ch: make(chan struct{})}
-	r.Reporter, r.HTTP = nil, nil
+	r.Reporter, r.HTTP, r.Asker = nil, nil, nil
 	in, f := c.launch(r, sig, &pl)
 	if f != nil {
 		return nil
@@ -269,12 +274,15 @@ func (c *Compiled) Prepare(ctx context.Context, r Run) *Prepared {
 // is at most its memory limit, and the output its start-up wrote.
 func (p *Prepared) Memory() int64 { return p.memory }
 
-// Start gives the prepared guest its call: the reporter and HTTP client,
-// then its arguments. The time limit starts now.
-func (p *Prepared) Start(ctx context.Context, stdin []byte, rep Reporter, http HTTPDoer) Outcome {
+// Start gives the prepared guest its call: r's reporter, HTTP client and
+// asker, then its stdin (the rest of r was Prepare's). The time limit
+// starts now.
+func (p *Prepared) Start(ctx context.Context, r Run) Outcome {
 	// The guest is blocked reading stdin, or before its call, so it
 	// cannot be using the state.
-	p.in.state.reporter, p.in.state.http = rep, http
+	p.in.state.reporter, p.in.state.http = r.Reporter, r.HTTP
+	p.in.asker, p.in.state.ask = r.Asker, r.Asker
+	stdin := r.Stdin
 	if p.in.hold != nil {
 		close(p.in.hold)
 	}

@@ -44,7 +44,7 @@ func BenchmarkGoGuest(b *testing.B) {
 				b.StopTimer()
 				p := c.c.Prepare(context.Background(), r)
 				b.StartTimer()
-				checkCalculate(b, p.Start(context.Background(), r.Stdin, nil, nil))
+				checkCalculate(b, p.Start(context.Background(), Run{Stdin: r.Stdin}))
 			}
 		})
 	}

@@ -68,7 +68,7 @@ func BenchmarkPythonSnapshot(b *testing.B) {
 			b.StopTimer()
 			p := c.Prepare(context.Background(), r)
 			b.StartTimer()
-			if out := p.Start(context.Background(), r.Stdin, nil, nil); out.Failure != nil {
+			if out := p.Start(context.Background(), Run{Stdin: r.Stdin}); out.Failure != nil {
 				b.Fatalf("%+v %s", out.Failure, out.Stderr)
 			}
 		}

@@ -231,7 +231,7 @@ func TestPreparedSnapshotSaysWhatItHolds(t *testing.T) {
 	if got, want := p.Memory(), int64(pageSize+c.reserve); got != want {
 		t.Errorf("the prepared instance holds %d bytes, it says; want %d (its one page)", got, want)
 	}
-	out := p.Start(context.Background(), []byte("in"), nil, nil)
+	out := p.Start(context.Background(), Run{Stdin: []byte("in")})
 	if want := "bundle|10|22|11|in|"; !strings.HasPrefix(string(out.Stdout), want) {
 		t.Errorf("prepared call: %+v %q, want it to begin %q", out.Failure, out.Stdout, want)
 	}
@@ -413,7 +413,7 @@ func TestAPreparedReactorsCallIsAllTheCalls(t *testing.T) {
 			t.Fatalf("snapshot %v: the reactor was not prepared", snapshot)
 		}
 		rec := &recorder{}
-		out := p.Start(context.Background(), []byte("args"), rec, nil)
+		out := p.Start(context.Background(), Run{Stdin: []byte("args"), Reporter: rec})
 		if out.Failure != nil || string(out.Stdout) != "args" || !slices.Equal(rec.logs, []string{"called"}) {
 			t.Errorf("snapshot %v: call = %v %q, logs %q; want the call's log and stdin", snapshot, out.Failure, out.Stdout, rec.logs)
 		}

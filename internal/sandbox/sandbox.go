@@ -478,6 +478,9 @@ type Run struct {
 	Mounts []Mount
 	// HTTP makes the guest's wasmcp.http_request calls; nil refuses them.
 	HTTP HTTPDoer
+	// Asker sends the guest's asks of the client (wasmcp.elicit,
+	// create_message, list_roots); nil refuses them.
+	Asker Asker
 }
 
 // Outcome is what a run produced.
@@ -571,6 +574,10 @@ func classifyEnd(runCtx context.Context, lim Limits, mem memoryUse, end ending) 
 		return &Failure{Kind: Cancelled, Detail: "the call was cancelled by the client"}
 	case ErrEngineClosed:
 		return &Failure{Kind: Cancelled, Detail: shuttingDown}
+	case errInputRequired:
+		return &Failure{Kind: InputRequired, Detail: ErrInputRequired.Error()}
+	case errAskLimit:
+		return &Failure{Kind: AskLimit, Detail: fmt.Sprintf("the tool asked the client more than %d times in one call and was stopped: a call may ask at most %d times (does the tool ask in a loop?)", abi.MaxAsks, abi.MaxAsks)}
 	}
 	switch {
 	case end.exited && end.status == 0:

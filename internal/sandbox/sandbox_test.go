@@ -276,7 +276,7 @@ func TestPreparedInstanceRunsOneCall(t *testing.T) {
 	if p == nil {
 		t.Fatal("echo, which reads stdin, could not be prepared")
 	}
-	out := p.Start(context.Background(), []byte(`{"x":1}`), nil, nil)
+	out := p.Start(context.Background(), Run{Stdin: []byte(`{"x":1}`)})
 	if out.Failure != nil || string(out.Stdout) != `{"x":1}` {
 		t.Fatalf("prepared run: %+v %q", out.Failure, out.Stdout)
 	}

@@ -250,10 +250,15 @@ func (b *wasmtimeBackend) define(l *wt.Linker, mounted bool) error {
 		}
 	}
 	return defineHost(map[string]func(*wt.Caller, []wt.Val) int32{
-		"log":           wtLog,
-		"progress":      wtProgress,
-		"http_request":  wtHTTPRequest,
-		"http_response": wtHTTPResponse,
+		"log":            wtLog,
+		"progress":       wtProgress,
+		"http_request":   wtHTTPRequest,
+		"http_response":  wtHTTPResponse,
+		"elicit":         wtAsk("elicit"),
+		"create_message": wtAsk("create_message"),
+		"list_roots":     wtAsk("list_roots"),
+		"ask_all":        wtAsk(abi.AskAll),
+		"ask_response":   wtAskResponse,
 	}, func(f abi.HostFunction, impl func(*wt.Caller, []wt.Val) int32) error {
 		params := make([]*wt.ValType, len(f.Params))
 		for i, p := range f.Params {
@@ -261,7 +266,12 @@ func (b *wasmtimeBackend) define(l *wt.Linker, mounted bool) error {
 		}
 		ty := wt.NewFuncType(params, []*wt.ValType{wt.NewValType(wt.KindI32)})
 		return l.FuncNew(abi.HostModule, f.Name, ty, func(c *wt.Caller, args []wt.Val) ([]wt.Val, *wt.Trap) {
-			return []wt.Val{wt.ValI32(impl(c, args))}, nil
+			code := impl(c, args)
+			if st := runOf(c).in.state; st != nil && st.halt != nil {
+				// The run's context holds why: classify reports it.
+				return nil, errStopped()
+			}
+			return []wt.Val{wt.ValI32(code)}, nil
 		})
 	})
 }
@@ -751,4 +761,16 @@ func wtHTTPRequest(c *wt.Caller, args []wt.Val) int32 {
 
 func wtHTTPResponse(c *wt.Caller, args []wt.Val) int32 {
 	return runOf(c).in.state.httpResponse(callerMemory(c), uint32(args[0].I32()), uint32(args[1].I32()))
+}
+
+// wtAsk is the function name of abi.AskFunctions, or ask_all.
+func wtAsk(name string) func(*wt.Caller, []wt.Val) int32 {
+	return func(c *wt.Caller, args []wt.Val) int32 {
+		run := runOf(c)
+		return run.in.state.askHost(run.in.ctx, name, callerMemory(c), uint32(args[0].I32()), uint32(args[1].I32()), uint32(args[2].I32()))
+	}
+}
+
+func wtAskResponse(c *wt.Caller, args []wt.Val) int32 {
+	return runOf(c).in.state.askResponse(callerMemory(c), uint32(args[0].I32()), uint32(args[1].I32()))
 }

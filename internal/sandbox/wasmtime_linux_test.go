@@ -28,7 +28,7 @@ func TestWasmtimeSnapshotCallsMapTheImage(t *testing.T) {
 	if during := imageMappings(t); during <= before {
 		t.Errorf("%d mappings of wasmtime's memory images while an instance waits, %d before: its memory is not the image's", during, before)
 	}
-	out := p.Start(context.Background(), []byte("in"), nil, nil)
+	out := p.Start(context.Background(), Run{Stdin: []byte("in")})
 	if want := "bundle|10|22|11|in|"; !strings.HasPrefix(string(out.Stdout), want) {
 		t.Errorf("prepared call: %+v %q, want it to begin %q", out.Failure, out.Stdout, want)
 	}

@@ -390,10 +390,15 @@ func checkIO(stock api.GoModuleFunction, countAt int) api.GoModuleFunc {
 func instantiateHostModule(ctx context.Context, rt wazero.Runtime) error {
 	b := rt.NewHostModuleBuilder(abi.HostModule)
 	err := defineHost(map[string]api.GoModuleFunc{
-		"log":           hostLog,
-		"progress":      hostProgress,
-		"http_request":  hostHTTPRequest,
-		"http_response": hostHTTPResponse,
+		"log":            hostLog,
+		"progress":       hostProgress,
+		"http_request":   hostHTTPRequest,
+		"http_response":  hostHTTPResponse,
+		"elicit":         hostAsk("elicit"),
+		"create_message": hostAsk("create_message"),
+		"list_roots":     hostAsk("list_roots"),
+		"ask_all":        hostAsk(abi.AskAll),
+		"ask_response":   hostAskResponse,
 	}, func(f abi.HostFunction, impl api.GoModuleFunc) error {
 		names := make([]string, len(f.Params))
 		for i, p := range f.Params {
@@ -463,4 +468,24 @@ func hostHTTPRequest(ctx context.Context, m api.Module, stack []uint64) {
 func hostHTTPResponse(ctx context.Context, m api.Module, stack []uint64) {
 	ptr, n := api.DecodeU32(stack[0]), api.DecodeU32(stack[1])
 	stack[0] = api.EncodeI32(stateOf(ctx).httpResponse(memoryOf(m), ptr, n))
+}
+
+// hostAsk is the function name of abi.AskFunctions, or ask_all. A run it
+// stops ends as proc_exit ends one, before the guest runs on: the cause,
+// which the run's context holds, is what classify reports.
+func hostAsk(name string) api.GoModuleFunc {
+	return func(ctx context.Context, m api.Module, stack []uint64) {
+		ptr, n, lenPtr := api.DecodeU32(stack[0]), api.DecodeU32(stack[1]), api.DecodeU32(stack[2])
+		st := stateOf(ctx)
+		stack[0] = api.EncodeI32(st.askHost(ctx, name, memoryOf(m), ptr, n, lenPtr))
+		if st != nil && st.halt != nil {
+			_ = m.CloseWithExitCode(ctx, 1)
+			panic(sys.NewExitError(1))
+		}
+	}
+}
+
+func hostAskResponse(ctx context.Context, m api.Module, stack []uint64) {
+	ptr, n := api.DecodeU32(stack[0]), api.DecodeU32(stack[1])
+	stack[0] = api.EncodeI32(stateOf(ctx).askResponse(memoryOf(m), ptr, n))
 }

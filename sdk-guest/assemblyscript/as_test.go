@@ -19,6 +19,37 @@ func TestSDK(t *testing.T) {
 	t.Run("stdin under node", func(t *testing.T) { testStdinUnderNode(t, tool) })
 	t.Run("http under node", func(t *testing.T) { testHTTPUnderNode(t, tool) })
 	t.Run("http through wasmcp", func(t *testing.T) { testHTTPThroughWasmcp(t, tool) })
+	t.Run("asks under node", func(t *testing.T) { testAsksUnderNode(t, tool) })
+	t.Run("asks through wasmcp", func(t *testing.T) { testAsksThroughWasmcp(t, tool) })
+}
+
+// testAsksUnderNode answers an elicitation from the stand-in host, which
+// shares the HTTP stand-in's answers.
+func testAsksUnderNode(t *testing.T, tool *Tool) {
+	const args = `{"case":"elicit","id":"confirm","params":"{\"message\":\"Go on?\"}"}`
+	for _, tt := range []struct {
+		name, answers, want string
+	}{
+		{"accepted", `[{"code":0,"answer":"eyJhY3Rpb24iOiJhY2NlcHQifQ=="}]`, `0 {"action":"accept"}`},
+		{"refused", `[{"code":7,"answer":"eyJlcnJvciI6Im5vIGVsaWNpdGF0aW9uIn0="}]`, `7 no elicitation`},
+	} {
+		stdout, stderr, code := runNode(t, tool.Wasm, args, "WASMCP_TEST_HTTP="+tt.answers)
+		if code != 0 || stdout != tt.want {
+			t.Errorf("%s: exit %d, stdout %q; want %q\n%s", tt.name, code, stdout, tt.want, stderr)
+		}
+		if !strings.Contains(stderr, `request {"id":"confirm","params":{"message":"Go on?"}}`) {
+			t.Errorf("%s: the host got no ask:\n%s", tt.name, stderr)
+		}
+	}
+}
+
+// testAsksThroughWasmcp asks through the real host, where no client is
+// there to ask: the ask is denied, saying why.
+func testAsksThroughWasmcp(t *testing.T, tool *Tool) {
+	got, isError, stderr := tool.Call(t, `{"case":"elicit","id":"","params":"{\"message\":\"Go on?\"}"}`)
+	if isError || !strings.HasPrefix(got, "7 nothing can ask a client here") {
+		t.Errorf("elicit without a client = %q (isError %v); want a denial\n%s", got, isError, stderr)
+	}
 }
 
 // testArguments checks the readers of arguments and the writers of results
@@ -209,7 +240,7 @@ func testHTTPThroughWasmcp(t *testing.T, tool *Tool) {
 
 // nodeRunner runs a module as a WASI command under Node, with argv as
 // wasmcp passes it and stand-in host functions. WASMCP_TEST_HTTP holds the
-// HTTP answers as JSON, one per http_request (the last repeats): the code,
+// HTTP answers (and the asks') as JSON, one per http_request (the last repeats): the code,
 // the answer's bytes in base64, and the length to announce for them, if not
 // theirs (-1: none written). Each request goes to stderr.
 const nodeRunner = `
@@ -219,28 +250,29 @@ const mod = new WebAssembly.Module(require('node:fs').readFileSync(process.argv[
 const answers = JSON.parse(process.env.WASMCP_TEST_HTTP || '[{"code":7,"answer":null}]');
 let inst, calls = 0, pending = null;
 const mem = () => inst.exports.memory.buffer;
-inst = new WebAssembly.Instance(mod, {
-  wasi_snapshot_preview1: wasi.wasiImport,
-  wasmcp: {
-    log: () => 0,
-    progress: () => 0,
-    http_request(ptr, len, lenPtr) {
-      const a = answers[Math.min(calls++, answers.length - 1)];
-      process.stderr.write('request ' + Buffer.from(mem(), ptr, len).toString() + '\n');
-      pending = a.answer ? Buffer.from(a.answer, 'base64') : null;
-      const n = a.announce === undefined ? (pending ? pending.length : 0) : a.announce;
-      if (n >= 0) new DataView(mem()).setUint32(lenPtr, n, true);
-      return a.code;
-    },
-    http_response(ptr, len) {
-      if (pending === null) return 2;
-      if (len < pending.length) return 4;
-      new Uint8Array(mem(), ptr, pending.length).set(pending);
-      pending = null;
-      return 0;
-    },
+const host = {
+  log: () => 0,
+  progress: () => 0,
+  http_request(ptr, len, lenPtr) {
+    const a = answers[Math.min(calls++, answers.length - 1)];
+    process.stderr.write('request ' + Buffer.from(mem(), ptr, len).toString() + '\n');
+    pending = a.answer ? Buffer.from(a.answer, 'base64') : null;
+    const n = a.announce === undefined ? (pending ? pending.length : 0) : a.announce;
+    if (n >= 0) new DataView(mem()).setUint32(lenPtr, n, true);
+    return a.code;
   },
-});
+  http_response(ptr, len) {
+    if (pending === null) return 2;
+    if (len < pending.length) return 4;
+    new Uint8Array(mem(), ptr, pending.length).set(pending);
+    pending = null;
+    return 0;
+  },
+};
+// The asks of the client share HTTP's answers.
+host.elicit = host.create_message = host.list_roots = host.http_request;
+host.ask_response = host.http_response;
+inst = new WebAssembly.Instance(mod, { wasi_snapshot_preview1: wasi.wasiImport, wasmcp: host });
 process.exitCode = wasi.start(inst);
 `
 

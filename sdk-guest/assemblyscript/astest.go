@@ -65,7 +65,8 @@ func Build(t testing.TB, entry, name string) *Tool {
 	dir := t.TempDir()
 	tool := &Tool{dir: dir, Name: name, Wasm: filepath.Join(dir, name+".wasm"), wasmcp: filepath.Join(dir, "wasmcp")}
 	Compile(t, entry, tool.Wasm)
-	manifest := `{"abi":1,"tools":[{"name":"` + name + `","description":"test module","inputSchema":{"type":"object"}}]}`
+	// It may ask the client by elicitation, as the SDK's tests do.
+	manifest := `{"abi":1,"tools":[{"name":"` + name + `","description":"test module","inputSchema":{"type":"object"},"client":["elicitation"]}]}`
 	if err := os.WriteFile(filepath.Join(dir, name+".manifest.json"), []byte(manifest), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -221,6 +221,44 @@ __attribute__((weak)) int32_t wasmcp_host_http_response(char *buf, size_t len)
     memcpy(buf, no_host, sizeof no_host - 1);
     return WASMCP_OK;
 }
+
+/* Nor is there a client to ask. */
+static const char no_client[] = "{\"error\":\"no wasmcp host: asking the client needs the tool to run under wasmcp\"}";
+
+static int32_t no_ask(uint32_t *answer_len)
+{
+    *answer_len = sizeof no_client - 1;
+    return WASMCP_DENIED;
+}
+
+__attribute__((weak)) int32_t wasmcp_host_elicit(const char *req, size_t len, uint32_t *answer_len)
+{
+    (void)req;
+    (void)len;
+    return no_ask(answer_len);
+}
+
+__attribute__((weak)) int32_t wasmcp_host_create_message(const char *req, size_t len, uint32_t *answer_len)
+{
+    (void)req;
+    (void)len;
+    return no_ask(answer_len);
+}
+
+__attribute__((weak)) int32_t wasmcp_host_list_roots(const char *req, size_t len, uint32_t *answer_len)
+{
+    (void)req;
+    (void)len;
+    return no_ask(answer_len);
+}
+
+__attribute__((weak)) int32_t wasmcp_host_ask_response(char *buf, size_t len)
+{
+    if (len < sizeof no_client - 1)
+        return WASMCP_TOO_LONG;
+    memcpy(buf, no_client, sizeof no_client - 1);
+    return WASMCP_OK;
+}
 #endif
 
 int wasmcp_log(int level, const char *fmt, ...)
@@ -1357,4 +1395,79 @@ void wasmcp_http_free(wasmcp_http_response *resp)
     free(resp->headers);
     free(resp->body);
     memset(resp, 0, sizeof *resp);
+}
+
+/* ---- Asking the client --------------------------------------------------- */
+
+typedef int32_t (*ask_fn)(const char *req, size_t len, uint32_t *answer_len);
+
+/* ask sends {"id": id, "params": params} through f and takes the answer,
+ * sized first, as wasmcp_http does. */
+static int ask(ask_fn f, const char *id, const char *params, char **answer, size_t *answer_len, char *err,
+               size_t err_size)
+{
+    wasmcp_out o = {0};
+    uint32_t n = 0;
+    int32_t code, rc;
+    char *got = NULL, perr[160];
+    wasmcp_json a;
+    size_t len = 0;
+    char *msg;
+
+    *answer = NULL;
+    *answer_len = 0;
+    if (err && err_size)
+        err[0] = '\0';
+    wasmcp_out_begin_object(&o);
+    if (id) {
+        wasmcp_out_key(&o, "id");
+        wasmcp_out_str(&o, id);
+    }
+    wasmcp_out_key(&o, "params");
+    /* params is the caller's JSON, put as it is: the host checks it. */
+    put(&o, params, strlen(params));
+    o.comma = 1;
+    wasmcp_out_end_object(&o);
+    code = f(o.data, o.len, &n);
+    wasmcp_out_free(&o);
+    if (n > 0) {
+        got = xrealloc(NULL, (size_t)n + 1);
+        rc = wasmcp_host_ask_response(got, n);
+        if (rc != WASMCP_OK) {
+            free(got);
+            http_error(err, err_size, "wasmcp host: taking the answer failed with error %d", (int)rc);
+            return rc;
+        }
+        got[n] = '\0';
+    }
+    if (code == WASMCP_OK && got) {
+        *answer = got;
+        *answer_len = n;
+        return WASMCP_OK;
+    }
+    msg = got && wasmcp_json_parse(got, n, &a, perr, sizeof perr) == 0 ? wasmcp_json_string(wasmcp_json_get(a, "error"), &len) : NULL;
+    if (msg && len > 0)
+        http_error(err, err_size, "%s", msg);
+    else
+        http_error(err, err_size, "wasmcp host: the ask failed with error %d", (int)code);
+    free(msg);
+    free(got);
+    return code == WASMCP_OK ? WASMCP_INVALID : code;
+}
+
+int wasmcp_elicit(const char *id, const char *params, char **answer, size_t *answer_len, char *err,
+                  size_t err_size)
+{
+    return ask(wasmcp_host_elicit, id, params, answer, answer_len, err, err_size);
+}
+
+int wasmcp_create_message(const char *id, const char *params, char **answer, size_t *answer_len,
+                          char *err, size_t err_size)
+{
+    return ask(wasmcp_host_create_message, id, params, answer, answer_len, err, err_size);
+}
+
+int wasmcp_list_roots(const char *id, char **answer, size_t *answer_len, char *err, size_t err_size)
+{
+    return ask(wasmcp_host_list_roots, id, "{}", answer, answer_len, err, err_size);
 }

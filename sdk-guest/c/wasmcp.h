@@ -152,6 +152,40 @@ const char *wasmcp_http_find_header(const wasmcp_http_response *resp, const char
 /* Frees what wasmcp_http allocated in resp, and empties it. */
 void wasmcp_http_free(wasmcp_http_response *resp);
 
+/* ---- Asking the client --------------------------------------------------- */
+
+/* Each asks the client that called the tool (docs/abi.md, "Asking the
+ * client"), with the request's JSON ({"id", "params"}), and writes the
+ * length of the answer to *answer_len; ask_response copies that answer
+ * into buf, whole, and forgets it. The tool's manifest must declare the
+ * capability: "client": ["elicitation"], "sampling" or "roots". */
+WASMCP_IMPORT("elicit")
+int32_t wasmcp_host_elicit(const char *req, size_t len, uint32_t *answer_len);
+WASMCP_IMPORT("create_message")
+int32_t wasmcp_host_create_message(const char *req, size_t len, uint32_t *answer_len);
+WASMCP_IMPORT("list_roots")
+int32_t wasmcp_host_list_roots(const char *req, size_t len, uint32_t *answer_len);
+WASMCP_IMPORT("ask_response")
+int32_t wasmcp_host_ask_response(char *buf, size_t len);
+
+/* wasmcp_elicit (elicitation/create), wasmcp_create_message
+ * (sampling/createMessage) and wasmcp_list_roots (roots/list) ask the
+ * client and wait for its answer. params is the MCP request's params, a
+ * JSON object ("{}" for roots); id names the ask within the call (on MCP
+ * 2026-07-28 the key of its input request), or NULL for "ask-N". On
+ * WASMCP_OK, *answer is the client's result as JSON (NUL-terminated,
+ * *answer_len bytes; free it), for wasmcp_json_parse. Any other code
+ * leaves *answer NULL and err (if not NULL) saying why: WASMCP_DENIED when
+ * the manifest or the client lacks the capability. On 2026-07-28 the host
+ * may end the run at an ask and run the tool again with the answer: ask
+ * the same things in the same order each time, and act after the last
+ * ask. A call may ask 16 times. */
+int wasmcp_elicit(const char *id, const char *params, char **answer, size_t *answer_len, char *err,
+                  size_t err_size);
+int wasmcp_create_message(const char *id, const char *params, char **answer, size_t *answer_len,
+                          char *err, size_t err_size);
+int wasmcp_list_roots(const char *id, char **answer, size_t *answer_len, char *err, size_t err_size);
+
 /* ---- Reading JSON ------------------------------------------------------ */
 
 /* Values are views into text that wasmcp_json_parse accepted: nothing is

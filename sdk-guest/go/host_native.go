@@ -10,4 +10,9 @@ var (
 	hostHTTP     = func(req []byte) (int32, []byte) {
 		return ErrDenied, []byte(`{"error":"no wasmcp host: HTTP needs the tool to run under wasmcp"}`)
 	}
+	hostElicit, hostCreateMessage, hostListRoots, hostAskAll = noClient, noClient, noClient, noClient
 )
+
+func noClient([]byte) (int32, []byte) {
+	return ErrDenied, []byte(`{"error":"no wasmcp host: asking the client needs the tool to run under wasmcp"}`)
+}

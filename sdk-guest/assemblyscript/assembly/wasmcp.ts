@@ -37,6 +37,24 @@ declare function hostHttpRequest(req: usize, len: usize, answerLen: usize): i32;
 @external("wasmcp", "http_response")
 declare function hostHttpResponse(buf: usize, len: usize): i32;
 
+// The asks of the client: each sends its request and writes its answer's
+// length; the answer waits until ask_response copies it.
+// @ts-ignore: decorator
+@external("wasmcp", "elicit")
+declare function hostElicit(req: usize, len: usize, answerLen: usize): i32;
+
+// @ts-ignore: decorator
+@external("wasmcp", "create_message")
+declare function hostCreateMessage(req: usize, len: usize, answerLen: usize): i32;
+
+// @ts-ignore: decorator
+@external("wasmcp", "list_roots")
+declare function hostListRoots(req: usize, len: usize, answerLen: usize): i32;
+
+// @ts-ignore: decorator
+@external("wasmcp", "ask_response")
+declare function hostAskResponse(buf: usize, len: usize): i32;
+
 // Declared here rather than taken from the shim's stream classes, which write
 // once and ignore a short count; a large result must be written in full.
 // @ts-ignore: decorator
@@ -1105,4 +1123,84 @@ function base64Decode(s: string): ArrayBuffer | null {
     j += m;
   }
   return out;
+}
+
+// ---- asking the client -----------------------------------------------------
+
+/** The client's answer to an ask (docs/abi.md, "Asking the client"). */
+export class AskResult {
+  /** Code.Ok, or the host's code: Code.Denied when the manifest or the client lacks the capability. */
+  code: i32 = Code.Ok;
+  /** The client's result as JSON, for parseJSON, when code is Code.Ok. */
+  answer: string = "";
+  /** Why there is no answer, otherwise. */
+  error: string = "";
+  get ok(): bool { return this.code == Code.Ok; }
+}
+
+/**
+ * Asks the user, through the client, by elicitation: params is
+ * elicitation/create's params as JSON (message and requestedSchema), id
+ * names the ask within the call ("" for "ask-N"; on MCP 2026-07-28 the key
+ * of its input request). The manifest must declare "client":
+ * ["elicitation"]. On 2026-07-28 the host may end the run at an ask and run
+ * the tool again with the answer: ask the same things in the same order
+ * each time, and act after the last ask.
+ */
+export function elicit(id: string, params: string): AskResult {
+  // Each ask calls its own host function, so that a tool imports only
+  // those it uses; the length's word is static data of each.
+  const req = utf8(askRequestJSON(id, params));
+  const n = memory.data(4, 4);
+  store<u32>(n, 0);
+  return askAnswer(hostElicit(changetype<usize>(req), <usize>req.byteLength, n), load<u32>(n));
+}
+
+/** Asks the client to sample its model (sampling/createMessage's params), as elicit asks; "client": ["sampling"]. */
+export function createMessage(id: string, params: string): AskResult {
+  const req = utf8(askRequestJSON(id, params));
+  const n = memory.data(4, 4);
+  store<u32>(n, 0);
+  return askAnswer(hostCreateMessage(changetype<usize>(req), <usize>req.byteLength, n), load<u32>(n));
+}
+
+/** Asks the client for its roots, as elicit asks; "client": ["roots"]. */
+export function listRoots(id: string): AskResult {
+  const req = utf8(askRequestJSON(id, "{}"));
+  const n = memory.data(4, 4);
+  store<u32>(n, 0);
+  return askAnswer(hostListRoots(changetype<usize>(req), <usize>req.byteLength, n), load<u32>(n));
+}
+
+/** The JSON an ask sends the host: {"id", "params"}, params as given; exported for tests. */
+export function askRequestJSON(id: string, params: string): string {
+  const w = new JSONWriter();
+  w.beginObject();
+  if (id.length > 0) w.key("id").string(id);
+  return w.toString() + (id.length > 0 ? "," : "") + "\"params\":" + params + "}";
+}
+
+// Takes the answer of an ask that returned code, n bytes long.
+function askAnswer(code: i32, n: u32): AskResult {
+  const r = new AskResult();
+  r.code = code;
+  let text = "";
+  if (n > 0) {
+    const buf = new ArrayBuffer(<i32>n);
+    const rc = hostAskResponse(changetype<usize>(buf), <usize>n);
+    if (rc != Code.Ok) {
+      r.code = rc;
+      r.error = "wasmcp host: taking the answer failed with error " + rc.toString();
+      return r;
+    }
+    if (invalidUTF8(changetype<usize>(buf), <i32>n) < 0) text = String.UTF8.decodeUnsafe(changetype<usize>(buf), <usize>n);
+  }
+  if (code == Code.Ok) {
+    r.answer = text;
+    return r;
+  }
+  const p = parseJSON(text);
+  const e = p.ok && p.value!.kind == JSONKind.Object ? p.value!.get("error") : null;
+  r.error = e != null && e.kind == JSONKind.String && e.str.length > 0 ? e.str : "wasmcp host: the ask failed with error " + code.toString();
+  return r;
 }

@@ -7,7 +7,7 @@
 import {
   args, text, fail, log, progress, toolName, Level,
   parseJSON, quote, JSONWriter, JSONValue, JSONKind, json, MAX_DEPTH,
-  http, httpRequestJSON, httpAnswer, HttpResult, Code,
+  http, httpRequestJSON, httpAnswer, HttpResult, Code, elicit, askRequestJSON,
 } from "../assembly/wasmcp";
 
 let passed = 0;
@@ -391,6 +391,10 @@ if (c == "unit") {
   const out: string[] = [];
   for (let i: i64 = 0; i < n; i++) out.push(show(http("", a.getString("url"), h, body, "s")));
   text(out.join(" | "));
+} else if (c == "elicit") {
+  // Asks the client as a tool does.
+  const r = elicit(a.getString("id"), a.getString("params"));
+  text(r.code.toString() + " " + (r.ok ? r.answer : r.error));
 } else {
   fail("unknown case " + c);
 }

@@ -92,6 +92,36 @@ static void answer(int32_t code, const char *json)
     answer_n(code, json, json ? strlen(json) : 0);
 }
 
+/* Asking the client: the stand-ins share the HTTP stand-ins' answer, and
+ * record which function was asked. */
+static const char *asked_fn;
+
+static int32_t ask_with(const char *fn, const char *req, size_t len, uint32_t *answer_len)
+{
+    asked_fn = fn;
+    return wasmcp_host_http_request(req, len, answer_len);
+}
+
+int32_t wasmcp_host_elicit(const char *req, size_t len, uint32_t *answer_len)
+{
+    return ask_with("elicit", req, len, answer_len);
+}
+
+int32_t wasmcp_host_create_message(const char *req, size_t len, uint32_t *answer_len)
+{
+    return ask_with("create_message", req, len, answer_len);
+}
+
+int32_t wasmcp_host_list_roots(const char *req, size_t len, uint32_t *answer_len)
+{
+    return ask_with("list_roots", req, len, answer_len);
+}
+
+int32_t wasmcp_host_ask_response(char *buf, size_t len)
+{
+    return wasmcp_host_http_response(buf, len);
+}
+
 /* ---- Helpers ------------------------------------------------------------- */
 
 static wasmcp_json parse_ok(const char *text)
@@ -735,6 +765,39 @@ static void sent_as(const wasmcp_http_request *req, const char *want, const char
     wasmcp_http_free(&resp);
 }
 
+static void test_ask(void)
+{
+    char *got;
+    size_t len;
+    char err[100];
+    int rc;
+
+    answer(WASMCP_OK, "{\"action\":\"accept\",\"content\":{\"ok\":true}}");
+    rc = wasmcp_elicit("confirm", "{\"message\":\"Go on?\",\"requestedSchema\":{\"type\":\"object\"}}", &got, &len, err, sizeof err);
+    CHECK(rc == WASMCP_OK && got && strcmp(got, "{\"action\":\"accept\",\"content\":{\"ok\":true}}") == 0 && len == strlen(got),
+          "elicit: rc %d, answer %s", rc, got ? got : "(none)");
+    CHECK(strcmp(asked_fn, "elicit") == 0 &&
+              strcmp(http_sent, "{\"id\":\"confirm\",\"params\":{\"message\":\"Go on?\",\"requestedSchema\":{\"type\":\"object\"}}}") == 0,
+          "elicit sent %s to %s", http_sent, asked_fn);
+    free(got);
+
+    answer(WASMCP_OK, "{\"role\":\"assistant\",\"content\":{\"type\":\"text\",\"text\":\"4\"},\"model\":\"m\"}");
+    rc = wasmcp_create_message(NULL, "{\"messages\":[],\"maxTokens\":1}", &got, &len, err, sizeof err);
+    CHECK(rc == WASMCP_OK && strcmp(asked_fn, "create_message") == 0 && strcmp(http_sent, "{\"params\":{\"messages\":[],\"maxTokens\":1}}") == 0,
+          "create_message: rc %d, sent %s", rc, http_sent);
+    free(got);
+
+    answer(WASMCP_DENIED, "{\"error\":\"the client did not declare the roots capability\"}");
+    rc = wasmcp_list_roots("roots", &got, &len, err, sizeof err);
+    CHECK(rc == WASMCP_DENIED && got == NULL && strcmp(err, "the client did not declare the roots capability") == 0 &&
+              strcmp(http_sent, "{\"id\":\"roots\",\"params\":{}}") == 0,
+          "list_roots refused: rc %d, err %s, sent %s", rc, err, http_sent);
+
+    answer(WASMCP_TOO_LONG, NULL);
+    rc = wasmcp_elicit(NULL, "{}", &got, &len, err, sizeof err);
+    CHECK(rc == WASMCP_TOO_LONG && got == NULL && strstr(err, "error 4"), "elicit too long: rc %d, err %s", rc, err);
+}
+
 static void test_http_request(void)
 {
     static const wasmcp_http_header headers[] = {
@@ -1134,6 +1197,7 @@ int main(int argc, char **argv)
     test_host();
     test_http_request();
     test_http_answers();
+    test_ask();
     test_utf8();
     printf("%d checks, %d failed\n", checks, failures);
     return failures ? 1 : 0;

@@ -942,6 +942,100 @@ fn base64_decode(s: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// An ask of the client that brought no answer (docs/abi.md, "Asking the
+/// client"): `code` is the host's (`code::DENIED` when the tool's manifest
+/// or the client lacks the capability), `message` says why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AskError {
+    pub code: i32,
+    pub message: String,
+}
+
+impl Display for AskError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for AskError {}
+
+/// Asks the user, through the client, by elicitation: `params` are
+/// `elicitation/create`'s (`message` and `requestedSchema`, or `mode`
+/// "url" with `url` and `elicitationId`), and `id` names the ask within the
+/// call (on MCP 2026-07-28 the key of its input request; `None`: "ask-N").
+/// Returns the client's answer, `{"action": …, "content": {…}}`. The
+/// manifest must declare `"client": ["elicitation"]`. On 2026-07-28 the
+/// host may end the run at an ask and run the tool again with the answer:
+/// ask the same things in the same order each time, and act after the last
+/// ask. A call may ask 16 times.
+///
+/// ```no_run
+/// let answer = wasmcp_guest::elicit(Some("confirm"), &serde_json::json!({
+///     "message": "Remove it?",
+///     "requestedSchema": {"type": "object", "properties": {"confirm": {"type": "boolean"}}},
+/// }));
+/// ```
+pub fn elicit(id: Option<&str>, params: &Value) -> Result<Value, AskError> {
+    ask(host::elicit, id, params)
+}
+
+/// Asks the client to sample its model (`sampling/createMessage`'s params),
+/// as `elicit` asks; the manifest must declare `"client": ["sampling"]`.
+/// MCP 2026-07-28 deprecates sampling (SEP-2577).
+pub fn create_message(id: Option<&str>, params: &Value) -> Result<Value, AskError> {
+    ask(host::create_message, id, params)
+}
+
+/// Asks the client for its roots, as `elicit` asks; the manifest must
+/// declare `"client": ["roots"]`. MCP 2026-07-28 deprecates roots
+/// (SEP-2577).
+pub fn list_roots(id: Option<&str>) -> Result<Value, AskError> {
+    ask(host::list_roots, id, &Value::Object(Map::new()))
+}
+
+// Each ask names its host function where it is called, so that a tool
+// imports only the functions it uses.
+fn ask(
+    host_fn: fn(&[u8]) -> (i32, Vec<u8>),
+    id: Option<&str>,
+    params: &Value,
+) -> Result<Value, AskError> {
+    let mut req = Map::new();
+    if let Some(id) = id {
+        req.insert("id".to_string(), Value::String(id.to_string()));
+    }
+    req.insert("params".to_string(), params.clone());
+    let data = serde_json::to_vec(&req).map_err(|e| AskError {
+        code: code::INVALID,
+        message: format!("encoding the ask: {}", e),
+    })?;
+    let (rc, answer) = host_fn(&data);
+    let parsed = serde_json::from_slice::<Value>(&answer).ok();
+    if rc != code::OK {
+        let message = parsed
+            .as_ref()
+            .and_then(|v| v.get("error"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("wasmcp host: the ask failed with error {}", rc));
+        return Err(AskError { code: rc, message });
+    }
+    parsed.ok_or_else(|| AskError {
+        code: code::INVALID,
+        message: "wasmcp host: the client's answer is not JSON".to_string(),
+    })
+}
+
+/// Native builds only: stands in for the client on the current thread, as
+/// `set_http_stand_in` does for HTTP. `f` gets the ask function's name
+/// ("elicit", "create_message", "list_roots") and the request's JSON, and
+/// returns the host's code and answer. Without a stand-in every ask is
+/// refused as denied.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn set_ask_stand_in(f: impl FnMut(&str, &[u8]) -> (i32, Vec<u8>) + 'static) {
+    host::ASK.with(|h| *h.borrow_mut() = Some(Box::new(f)));
+}
+
 /// Native builds only: stands in for the host's HTTP on the current thread,
 /// so that tests can give a tool canned answers. `f` gets the request's JSON
 /// and returns the host's code and answer, as docs/abi.md describes them.
@@ -964,6 +1058,35 @@ mod host {
         fn wasmcp_http_request(req: *const u8, len: usize, answer_len: *mut u32) -> i32;
         #[link_name = "http_response"]
         fn wasmcp_http_response(buf: *mut u8, len: usize) -> i32;
+        #[link_name = "elicit"]
+        fn wasmcp_elicit(req: *const u8, len: usize, answer_len: *mut u32) -> i32;
+        #[link_name = "create_message"]
+        fn wasmcp_create_message(req: *const u8, len: usize, answer_len: *mut u32) -> i32;
+        #[link_name = "list_roots"]
+        fn wasmcp_list_roots(req: *const u8, len: usize, answer_len: *mut u32) -> i32;
+        #[link_name = "ask_response"]
+        fn wasmcp_ask_response(buf: *mut u8, len: usize) -> i32;
+    }
+
+    fn ask(f: unsafe extern "C" fn(*const u8, usize, *mut u32) -> i32, req: &[u8]) -> (i32, Vec<u8>) {
+        // SAFETY: as for http.
+        super::exchange(
+            req,
+            |r, n| unsafe { f(r.as_ptr(), r.len(), n) },
+            |b| unsafe { wasmcp_ask_response(b.as_mut_ptr(), b.len()) },
+        )
+    }
+
+    pub fn elicit(req: &[u8]) -> (i32, Vec<u8>) {
+        ask(wasmcp_elicit, req)
+    }
+
+    pub fn create_message(req: &[u8]) -> (i32, Vec<u8>) {
+        ask(wasmcp_create_message, req)
+    }
+
+    pub fn list_roots(req: &[u8]) -> (i32, Vec<u8>) {
+        ask(wasmcp_list_roots, req)
     }
 
     pub fn http(req: &[u8]) -> (i32, Vec<u8>) {
@@ -995,9 +1118,34 @@ mod host {
     use std::cell::RefCell;
 
     type StandIn = Box<dyn FnMut(&[u8]) -> (i32, Vec<u8>)>;
+    type AskStandIn = Box<dyn FnMut(&str, &[u8]) -> (i32, Vec<u8>)>;
 
     thread_local! {
         pub static HTTP: RefCell<Option<StandIn>> = RefCell::new(None);
+        pub static ASK: RefCell<Option<AskStandIn>> = RefCell::new(None);
+    }
+
+    fn ask(function: &str, req: &[u8]) -> (i32, Vec<u8>) {
+        ASK.with(|h| match h.borrow_mut().as_mut() {
+            Some(f) => f(function, req),
+            None => (
+                super::code::DENIED,
+                br#"{"error":"no wasmcp host: asking the client needs the tool to run under wasmcp"}"#
+                    .to_vec(),
+            ),
+        })
+    }
+
+    pub fn elicit(req: &[u8]) -> (i32, Vec<u8>) {
+        ask("elicit", req)
+    }
+
+    pub fn create_message(req: &[u8]) -> (i32, Vec<u8>) {
+        ask("create_message", req)
+    }
+
+    pub fn list_roots(req: &[u8]) -> (i32, Vec<u8>) {
+        ask("list_roots", req)
     }
 
     pub fn http(req: &[u8]) -> (i32, Vec<u8>) {
@@ -1028,6 +1176,42 @@ mod host {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn asks_send_id_and_params_and_read_the_answer() {
+        let sent = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let log = sent.clone();
+        set_ask_stand_in(move |function, req| {
+            log.borrow_mut()
+                .push(format!("{} {}", function, String::from_utf8_lossy(req)));
+            match function {
+                "list_roots" => (
+                    code::DENIED,
+                    br#"{"error":"the client did not declare the roots capability"}"#.to_vec(),
+                ),
+                _ => (code::OK, br#"{"action":"accept","content":{"ok":true}}"#.to_vec()),
+            }
+        });
+        let answer = elicit(Some("confirm"), &serde_json::json!({"message": "Go on?"})).unwrap();
+        assert_eq!(answer["content"]["ok"], Value::Bool(true));
+        create_message(None, &serde_json::json!({"messages": [], "maxTokens": 1})).unwrap();
+        let err = list_roots(Some("roots")).unwrap_err();
+        assert_eq!(
+            err,
+            AskError {
+                code: code::DENIED,
+                message: "the client did not declare the roots capability".to_string()
+            }
+        );
+        assert_eq!(
+            *sent.borrow(),
+            vec![
+                r#"elicit {"id":"confirm","params":{"message":"Go on?"}}"#,
+                r#"create_message {"params":{"maxTokens":1,"messages":[]}}"#,
+                r#"list_roots {"id":"roots","params":{}}"#,
+            ]
+        );
+    }
 
     // The two-step exchange is the wasm32 path, tested here with closures in
     // the host's place.

@@ -1,0 +1,121 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/internal/sandbox"
+)
+
+func TestRequestStateRoundTrip(t *testing.T) {
+	s := newStateSigner(nil)
+	args, err := digest(json.RawMessage(`{"b":1,"a":[1.50,"x"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same arguments re-encoded by a client have the same digest.
+	if again, _ := digest(json.RawMessage(` {"a":[1.50, "x"], "b":1}`)); again != args {
+		t.Errorf("digest of reordered arguments differs: %s, %s", again, args)
+	}
+	if other, _ := digest(json.RawMessage(`{"b":1,"a":[1.5,"x"]}`)); other == args {
+		t.Error("1.50 and 1.5 have the same digest; numbers must be kept as written")
+	}
+	in := &askState{For: "tool confirm", Args: args, Answers: []answer{{ID: "ok", Ask: "d1", Answer: json.RawMessage(`{"action":"accept"}`)}}}
+	state, err := s.seal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := s.open(state, "tool confirm", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Answers) != 1 || string(out.Answers[0].Answer) != `{"action":"accept"}` || out.Answers[0].ID != "ok" {
+		t.Errorf("opened %+v", out)
+	}
+}
+
+func TestRequestStateRefusals(t *testing.T) {
+	s := newStateSigner(nil)
+	state, err := s.seal(&askState{For: "tool confirm", Args: "a1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, sig, _ := strings.Cut(state, ".")
+	raw, _ := base64.RawURLEncoding.DecodeString(body)
+	altered := base64.RawURLEncoding.EncodeToString([]byte(strings.Replace(string(raw), `"tool confirm"`, `"tool deleter"`, 1))) + "." + sig
+	later := newStateSigner(s.key)
+	later.now = func() time.Time { return time.Now().Add(StateLifetime + time.Minute) }
+	for _, tc := range []struct {
+		name, state, tool, args string
+		signer                  *stateSigner
+		want                    string
+	}{
+		{"forged", "eyJ2IjoxfQ.AAAA", "tool confirm", "a1", s, "was not issued by this server, or was altered"},
+		{"altered", altered, "tool deleter", "a1", s, "was not issued by this server, or was altered"},
+		{"not base64", "%%%.%%%", "tool confirm", "a1", s, "was not issued by this server"},
+		{"another key", state, "tool confirm", "a1", newStateSigner(nil), "was not issued by this server"},
+		{"another tool", state, "tool other", "a1", s, "issued for tool confirm, not tool other"},
+		{"a prompt", state, "prompt confirm", "a1", s, "issued for tool confirm, not prompt confirm"},
+		{"other arguments", state, "tool confirm", "a2", s, "issued for a call with other arguments"},
+		{"expired", state, "tool confirm", "a1", later, "requestState expired at"},
+		{"oversized", strings.Repeat("a", MaxRequestState+1), "tool confirm", "a1", s, "over the 256 KiB this server issues"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := tc.signer.open(tc.state, tc.tool, tc.args)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("open = %v; want an error with %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestRequestStateIsBounded(t *testing.T) {
+	s := newStateSigner(nil)
+	big := json.RawMessage(`"` + strings.Repeat("a", 64<<10) + `"`)
+	st := &askState{For: "tool confirm", Args: "a1"}
+	for range 4 {
+		st.Answers = append(st.Answers, answer{Ask: "d", Answer: big})
+	}
+	if _, err := s.seal(st); err == nil || !strings.Contains(err.Error(), "over the 256 KiB one may have") {
+		t.Fatalf("seal of 256 KiB of answers = %v; want the bound", err)
+	}
+}
+
+func TestReplayChecksAnAnswerAgainstItsSchema(t *testing.T) {
+	caps := &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}}
+	ask := sandbox.Ask{Method: "elicitation/create", Capability: abi.ClientElicitation, ID: "confirm",
+		Params: json.RawMessage(`{"message":"Sure?","requestedSchema":{"type":"object","properties":{"confirm":{"type":"boolean"}},"required":["confirm"]}}`)}
+	for _, tc := range []struct {
+		content map[string]any
+		want    string
+	}{
+		{map[string]any{"confirm": true}, ""},
+		{map[string]any{"confirm": "yes"}, "the client's answer does not match the requested schema: at /confirm:"},
+		{map[string]any{}, "the client's answer does not match the requested schema: at /:"},
+	} {
+		a := &replayAsker{need: []string{abi.ClientElicitation}, caps: caps,
+			given: mcp.InputResponseMap{"confirm": &mcp.ElicitResult{Action: "accept", Content: tc.content}}}
+		got, err := a.Ask(context.Background(), []sandbox.Ask{ask})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.want == "" {
+			if got[0].Err != nil || len(a.used) != 1 {
+				t.Errorf("%v: %v; want the answer used", tc.content, got[0].Err)
+			}
+			continue
+		}
+		var refused *sandbox.AskError
+		if !errors.As(got[0].Err, &refused) || refused.Code != abi.ErrNetwork || !strings.Contains(refused.Text, tc.want) || len(a.used) != 0 {
+			t.Errorf("%v: %v; want code 8 saying %q", tc.content, got[0].Err, tc.want)
+		}
+	}
+}
