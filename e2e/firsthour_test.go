@@ -1,6 +1,9 @@
 package e2e
 
 import (
+	"encoding/json"
+	"fmt"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -40,5 +43,48 @@ func TestExamplesLoadWithoutWarnings(t *testing.T) {
 	}
 	if strings.Contains(stderr.String(), "level=WARN") {
 		t.Errorf("loading the examples warned:\n%s", stderr.String())
+	}
+}
+
+// ttlMs and cacheScope are 2026-07-28's: a 2025-11-25 client's answers do
+// not carry them, over stdio or HTTP, and a 2026-07-28 client's do.
+func TestCacheHintsOnlyIn2026(t *testing.T) {
+	requests := []struct{ method, params string }{
+		{"tools/list", ""},
+		{"resources/list", ""},
+		{"resources/templates/list", ""},
+		{"prompts/list", ""},
+		{"resources/read", `"uri":"invoices://about"`},
+	}
+	for _, c := range rawClients(t) {
+		modern := c.url != "" && c.session == ""
+		for i, req := range requests {
+			_, r := c.request(t, fmt.Sprint(100+i), req.method, req.params)
+			if r.Error != nil {
+				t.Fatalf("%s: %s: %+v", c.name, req.method, r.Error)
+			}
+			var fields map[string]json.RawMessage
+			if err := json.Unmarshal(r.Result, &fields); err != nil {
+				t.Fatalf("%s: %s: result %s: %v", c.name, req.method, r.Result, err)
+			}
+			for _, hint := range []string{"ttlMs", "cacheScope"} {
+				if _, has := fields[hint]; has != modern {
+					t.Errorf("%s: %s: has %s: %v; want %v", c.name, req.method, hint, has, modern)
+				}
+			}
+		}
+	}
+}
+
+// A hand-made 2025-11-25 request without a session is refused with 400
+// and a standard JSON-RPC code, saying how to get a session.
+func TestLegacyRequestWithoutASessionIsRefused(t *testing.T) {
+	s := startHTTP(t)
+	status, r, _ := post(t, s.url, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, map[string]string{"Mcp-Protocol-Version": "2025-11-25"})
+	if status != http.StatusBadRequest || r.Error == nil || r.Error.Code != -32600 || string(r.ID) != "1" {
+		t.Fatalf("status %d, reply %+v; want 400 and error -32600 with id 1", status, r)
+	}
+	if !strings.Contains(r.Error.Message, "send initialize first") {
+		t.Errorf("message %q does not say how to get a session", r.Error.Message)
 	}
 }

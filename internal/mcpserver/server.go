@@ -116,6 +116,7 @@ func New(reg *registry.Registry, calls Caller, opts Options) *Server {
 			Resources: &mcp.ResourceCapabilities{ListChanged: opts.ListChanged, Subscribe: true},
 		},
 	})
+	s.mcp.AddReceivingMiddleware(withoutLegacyCacheHints)
 	s.sync(calls, nil, reg.Current())
 	reg.OnChange(func(c registry.Change) {
 		s.sync(calls, c.Old, c.New)
