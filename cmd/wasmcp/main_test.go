@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -204,9 +205,28 @@ func TestUnknownFlag(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
-	r := wasmcp(t, "", "version")
-	if r.code != exitOK || r.stdout != "wasmcp "+version+"\n" {
-		t.Errorf("wasmcp version: %v", r)
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		r := wasmcp(t, "", args...)
+		if r.code != exitOK || !strings.HasPrefix(r.stdout, "wasmcp "+version+"\n") || !strings.Contains(r.stdout, "engines: wazero") {
+			t.Errorf("wasmcp %s: %v", args[0], r)
+		}
+	}
+}
+
+// The version names the revision a binary was built from, as Go records
+// it, and a release's module version.
+func TestDescribeBuild(t *testing.T) {
+	bi := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+		{Key: "vcs.revision", Value: "3133d56abcdef"}, {Key: "vcs.time", Value: "2026-11-30T12:00:00Z"}, {Key: "vcs.modified", Value: "true"},
+	}}
+	got := describeBuild(moduleVersion(bi), bi)
+	for _, want := range []string{"wasmcp " + devVersion + "\n", "revision 3133d56abcdef (committed 2026-11-30T12:00:00Z, with uncommitted changes)\n", "built with go1.26.8 for "} {
+		if !strings.Contains(got, want) {
+			t.Errorf("describeBuild = %q; want it to contain %q", got, want)
+		}
+	}
+	if v := moduleVersion(&debug.BuildInfo{Main: debug.Module{Version: "v0.2.0"}}); v != "v0.2.0" {
+		t.Errorf("version of a go install ...@v0.2.0 = %q", v)
 	}
 }
 

@@ -29,7 +29,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs.Var(&budget, "request-budget", "bytes of request bodies held at once, over all clients; past it, an HTTP request is refused busy before its body is read, and stdio input waits (at least 4MiB)")
 	var web httpFlags
 	web.register(fs)
-	if code, ok := parse(fs, args, stderr, "[flags]"); !ok {
+	if code, ok := parse(ctx, fs, args, stderr, "[flags]"); !ok {
 		return code
 	}
 	if fs.NArg() > 0 {
