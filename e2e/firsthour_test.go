@@ -1,11 +1,22 @@
 package e2e
 
 import (
+	"archive/tar"
+	"archive/zip"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
+	"maps"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -86,5 +97,122 @@ func TestLegacyRequestWithoutASessionIsRefused(t *testing.T) {
 	}
 	if !strings.Contains(r.Error.Message, "send initialize first") {
 		t.Errorf("message %q does not say how to get a session", r.Error.Message)
+	}
+}
+
+// releasePlatforms are the platforms scripts/release builds for.
+var releasePlatforms = []string{"linux/amd64", "linux/arm64", "darwin/amd64", "darwin/arm64", "windows/amd64", "windows/arm64"}
+
+// TestReleaseArchives builds the release with its one command: an archive
+// per platform holding the binary and the README, and SHA256SUMS naming
+// each with its digest. This machine's binary is taken out and run.
+func TestReleaseArchives(t *testing.T) {
+	out := t.TempDir()
+	cmd := exec.Command("../scripts/release", out)
+	cmd.Env = append(os.Environ(), "VERSION=v0.0.0-e2e")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("scripts/release: %v\n%s", err, b)
+	}
+	sums, err := os.ReadFile(filepath.Join(out, "SHA256SUMS"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]string{}
+	for line := range strings.Lines(string(sums)) {
+		sum, name, ok := strings.Cut(strings.TrimSpace(line), "  ")
+		if !ok {
+			t.Fatalf("SHA256SUMS line %q is not `digest  name`", line)
+		}
+		listed[name] = sum
+	}
+	if len(listed) != len(releasePlatforms) {
+		t.Errorf("SHA256SUMS lists %d archives; want %d:\n%s", len(listed), len(releasePlatforms), sums)
+	}
+	var here string
+	for _, p := range releasePlatforms {
+		goos, goarch, _ := strings.Cut(p, "/")
+		name, exe := "wasmcp_v0.0.0-e2e_"+goos+"_"+goarch, "wasmcp"
+		archive := name + ".tar.gz"
+		if goos == "windows" {
+			archive, exe = name+".zip", "wasmcp.exe"
+		}
+		data, err := os.ReadFile(filepath.Join(out, archive))
+		if err != nil {
+			t.Errorf("no archive for %s: %v", p, err)
+			continue
+		}
+		if sum := sha256.Sum256(data); listed[archive] != hex.EncodeToString(sum[:]) {
+			t.Errorf("%s: SHA256SUMS says %q; its digest is %x", archive, listed[archive], sum)
+		}
+		files := archiveFiles(t, archive, data)
+		for _, want := range []string{name + "/" + exe, name + "/README.md"} {
+			if len(files[want]) == 0 {
+				t.Errorf("%s lacks %s; has %v", archive, want, slices.Sorted(maps.Keys(files)))
+			}
+		}
+		if p == runtime.GOOS+"/"+runtime.GOARCH {
+			here = filepath.Join(t.TempDir(), exe)
+			if err := os.WriteFile(here, files[name+"/"+exe], 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if here == "" {
+		t.Fatalf("no archive for this machine, %s/%s", runtime.GOOS, runtime.GOARCH)
+	}
+	b, err := exec.Command(here, "--version").CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(b), "wasmcp v0.0.0-e2e\n") || !strings.Contains(string(b), "engines: wazero") {
+		t.Errorf("the released binary's --version: %v\n%s", err, b)
+	}
+}
+
+// archiveFiles reads a .tar.gz or .zip archive into its regular files'
+// contents, by name.
+func archiveFiles(t *testing.T, name string, data []byte) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	if strings.HasSuffix(name, ".zip") {
+		zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, f := range zr.File {
+			if f.FileInfo().IsDir() {
+				continue
+			}
+			rc, err := f.Open()
+			if err != nil {
+				t.Fatalf("%s: %s: %v", name, f.Name, err)
+			}
+			b, err := io.ReadAll(rc)
+			rc.Close()
+			if err != nil {
+				t.Fatalf("%s: %s: %v", name, f.Name, err)
+			}
+			files[f.Name] = b
+		}
+		return files
+	}
+	gz, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	tr := tar.NewReader(gz)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return files
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		b, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatalf("%s: %s: %v", name, h.Name, err)
+		}
+		files[h.Name] = b
 	}
 }
