@@ -42,6 +42,7 @@ func init() {
 		{"pack", "embed a manifest into a module as a custom section", runPack},
 		{"new", "create a folder for a new tool, ready to build, in Go, C, Rust, AssemblyScript or Python", runNew},
 		{"policy", "show what tools ask for and are granted, or approve a module's new version", runPolicy},
+		{"client-config", "print, or merge into its file, the configuration that makes Claude Desktop, VS Code or Cursor start wasmcp", runClientConfig},
 		{"version", "print the version, the revision it was built from, and its Go version (also --version)", runVersion},
 		{"completion", "print a shell completion script for bash, zsh or fish", runCompletion},
 	}
@@ -93,7 +94,7 @@ func withFlags(ctx context.Context, collect func(*flag.FlagSet)) context.Context
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "Usage: wasmcp <command> [flags] [arguments]\n\nCommands:")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-13s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'wasmcp <command> --help' for a command's flags.")
 }
