@@ -19,6 +19,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // exampleDir is a tool directory of the example tools alone, as a new
@@ -214,5 +216,71 @@ func archiveFiles(t *testing.T, name string, data []byte) map[string][]byte {
 			t.Fatalf("%s: %s: %v", name, h.Name, err)
 		}
 		files[h.Name] = b
+	}
+}
+
+// TestWalkthrough follows the README's "Install" and "Connect a desktop
+// client" steps as a new user would: `make install` into a PREFIX, the
+// examples built (TestMain ran scripts/build-tools, which is what `make
+// tools` runs), `wasmcp client-config claude --write`, then the server
+// started exactly as the written configuration says, in a directory of
+// the client's own, as Claude Desktop starts it, and an example called.
+func TestWalkthrough(t *testing.T) {
+	prefix, home := t.TempDir(), t.TempDir()
+	// The user's environment, without what these tests set for wasmcp
+	// (WASMCP_ENGINE): a desktop client sets none of it.
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "WASMCP_") && !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "XDG_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "XDG_CACHE_HOME="+filepath.Join(home, ".cache"))
+	run := func(dir, name string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(name, args...)
+		cmd.Dir, cmd.Env = dir, env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %q: %v\n%s", name, args, err, out)
+		}
+		return string(out)
+	}
+
+	run("..", "make", "install", "PREFIX="+prefix)
+	installed := filepath.Join(prefix, "bin", "wasmcp")
+	if out := run(home, installed, "--version"); !strings.HasPrefix(out, "wasmcp ") {
+		t.Fatalf("the installed wasmcp --version: %q", out)
+	}
+	tools := exampleDir(t)
+	run(home, installed, "client-config", "claude", "--tools", tools, "--write")
+
+	configFile := filepath.Join(home, ".config", "Claude", "claude_desktop_config.json")
+	data, err := os.ReadFile(configFile)
+	if err != nil {
+		t.Fatalf("client-config --write did not write Claude Desktop's file: %v", err)
+	}
+	var config struct {
+		MCPServers map[string]struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal(data, &config); err != nil {
+		t.Fatalf("%s: %v\n%s", configFile, err, data)
+	}
+	entry, ok := config.MCPServers["wasmcp"]
+	if !ok || entry.Command != installed {
+		t.Fatalf("%s names %+v; want the installed %s", configFile, config.MCPServers, installed)
+	}
+
+	cmd := exec.Command(entry.Command, entry.Args...)
+	cmd.Dir, cmd.Env = t.TempDir(), env
+	s := &server{cmd: cmd, stderr: &lockedBuffer{}}
+	cmd.Stderr = s.stderr
+	cs := connect(t, &mcp.CommandTransport{Command: cmd}, "2025-11-25", s)
+	res := callTool(t, cs, "calculate", map[string]any{"a": 10, "b": 5, "operation": "add"})
+	if res.IsError || text(res) != "15.0" {
+		t.Errorf("calculate through the configured server = %q (isError %v); want 15.0\n%s", text(res), res.IsError, s.stderr.String())
 	}
 }
