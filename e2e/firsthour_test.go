@@ -284,3 +284,17 @@ func TestWalkthrough(t *testing.T) {
 		t.Errorf("calculate through the configured server = %q (isError %v); want 15.0\n%s", text(res), res.IsError, s.stderr.String())
 	}
 }
+
+// scripts/setup says what each of its long steps is, so a first run is
+// never minutes of silence; run again, it installs nothing.
+func TestSetupSaysWhatItDoes(t *testing.T) {
+	out, err := exec.Command("../scripts/setup").CombinedOutput()
+	if err != nil {
+		t.Fatalf("scripts/setup: %v\n%s", err, out)
+	}
+	for _, want := range []string{"setup: the QuickJS runtime", "setup: the Go modules", "setup: the Python runtime", "setup: done"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("setup's output does not say %q:\n%s", want, out)
+		}
+	}
+}
