@@ -14,7 +14,8 @@ var fields = map[string][]string{
 	"permissions":          {"env", "dirs", "http", "secrets"},
 	"dir":                  {"guest", "write"},
 	"http":                 {"host", "methods"},
-	"tool":                 {"name", "title", "description", "inputSchema", "outputSchema", "annotations", "output"},
+	"tool":                 {"name", "title", "description", "inputSchema", "outputSchema", "annotations", "output", "examples"},
+	"example":              {"name", "arguments", "result", "contains", "isError"},
 	"annotations":          {"title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"},
 	"limits":               {"timeout", "memory", "output"},
 	"resource":             {"uri", "name", "title", "description", "mimeType", "size", "annotations", "icons", "text", "blob"},
@@ -76,6 +77,14 @@ func checkKeys(data []byte) error {
 		if raw, ok := tool["annotations"]; ok {
 			if _, err := members("annotations", raw); err != nil {
 				return fmt.Errorf("tool %d: %w", i, err)
+			}
+		}
+		var examples []json.RawMessage
+		if json.Unmarshal(tool["examples"], &examples) == nil {
+			for j, raw := range examples {
+				if _, err := members("example", raw); err != nil {
+					return fmt.Errorf("tool %d: example %d: %w", i, j, err)
+				}
 			}
 		}
 	}

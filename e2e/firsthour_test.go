@@ -298,3 +298,13 @@ func TestSetupSaysWhatItDoes(t *testing.T) {
 		}
 	}
 }
+
+// The examples the example tools declare pass in the real sandbox: a
+// tool's own CI is `wasmcp test`.
+func TestExampleToolsPassTheirExamples(t *testing.T) {
+	cmd := exec.Command(binary, "test", "--tools", exampleDir(t), "--cache-dir", cacheDir)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "6 passed, 0 failed") {
+		t.Errorf("wasmcp test on the examples: %v\n%s", err, out)
+	}
+}

@@ -38,6 +38,7 @@ func init() {
 		{"serve", "serve a directory of tools over MCP (stdio, or HTTP with --http)", runServe},
 		{"list", "list the tools of a directory and the files that failed to load", runList},
 		{"call", "run one tool once with JSON arguments and print its result", runCall},
+		{"test", "run the examples tools' manifests declare, in the sandbox, and report each", runTest},
 		{"inspect", "show a module's manifest, imports, exports and memory", runInspect},
 		{"pack", "embed a manifest into a module as a custom section", runPack},
 		{"new", "create a folder for a new tool, ready to build, in Go, C, Rust, AssemblyScript or Python", runNew},
