@@ -219,6 +219,22 @@ func archiveFiles(t *testing.T, name string, data []byte) map[string][]byte {
 	}
 }
 
+// desktopEnv is the environment a desktop client starts a server with:
+// the user's, without what these tests set for wasmcp (WASMCP_ENGINE, which
+// a binary built without the wasmtime tag refuses), and with set, which
+// replaces the variables it names.
+func desktopEnv(set ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "WASMCP_") || slices.ContainsFunc(set, func(s string) bool { return strings.HasPrefix(s, name+"=") }) {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, set...)
+}
+
 // TestWalkthrough follows the README's "Install" and "Connect a desktop
 // client" steps as a new user would: `make install` into a PREFIX, the
 // examples built (TestMain ran scripts/build-tools, which is what `make
@@ -227,15 +243,7 @@ func archiveFiles(t *testing.T, name string, data []byte) map[string][]byte {
 // the client's own, as Claude Desktop starts it, and an example called.
 func TestWalkthrough(t *testing.T) {
 	prefix, home := t.TempDir(), t.TempDir()
-	// The user's environment, without what these tests set for wasmcp
-	// (WASMCP_ENGINE): a desktop client sets none of it.
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "WASMCP_") && !strings.HasPrefix(kv, "HOME=") && !strings.HasPrefix(kv, "XDG_") {
-			env = append(env, kv)
-		}
-	}
-	env = append(env, "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "XDG_CACHE_HOME="+filepath.Join(home, ".cache"))
+	env := desktopEnv("HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "XDG_CACHE_HOME="+filepath.Join(home, ".cache"))
 	run := func(dir, name string, args ...string) string {
 		t.Helper()
 		cmd := exec.Command(name, args...)
@@ -306,5 +314,73 @@ func TestExampleToolsPassTheirExamples(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "6 passed, 0 failed") {
 		t.Errorf("wasmcp test on the examples: %v\n%s", err, out)
+	}
+}
+
+// TestDesktopBundle builds the .mcpb bundle with its one command, which
+// validates it with the official tooling, then does what Claude Desktop
+// does with it: unpacks it, fills in the manifest's placeholders
+// (${__dirname}, ${user_config.tools}), starts the command it names and
+// calls an example tool.
+func TestDesktopBundle(t *testing.T) {
+	bundle := filepath.Join(t.TempDir(), "wasmcp.mcpb")
+	if out, err := exec.Command("../scripts/mcpb", bundle).CombinedOutput(); err != nil {
+		t.Fatalf("scripts/mcpb: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := archiveFiles(t, bundle+".zip", data)
+	var manifest struct {
+		Server struct {
+			Type      string `json:"type"`
+			MCPConfig struct {
+				Command string   `json:"command"`
+				Args    []string `json:"args"`
+			} `json:"mcp_config"`
+		} `json:"server"`
+		UserConfig map[string]struct {
+			Type     string `json:"type"`
+			Required bool   `json:"required"`
+		} `json:"user_config"`
+	}
+	if err := json.Unmarshal(files["manifest.json"], &manifest); err != nil {
+		t.Fatalf("the bundle's manifest.json: %v\n%s", err, files["manifest.json"])
+	}
+	if manifest.Server.Type != "binary" || manifest.UserConfig["tools"].Type != "directory" || !manifest.UserConfig["tools"].Required {
+		t.Fatalf("the bundle's manifest: %+v; want a binary server asking for a tool directory", manifest)
+	}
+	// Unpacked as the client does, executable bits and all (Go's zip
+	// reader keeps the mode the packer recorded).
+	dir := t.TempDir()
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range zr.File {
+		if f.FileInfo().IsDir() {
+			continue
+		}
+		path := filepath.Join(dir, filepath.FromSlash(f.Name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, files[f.Name], f.Mode().Perm()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fill := strings.NewReplacer("${__dirname}", dir, "${user_config.tools}", exampleDir(t))
+	var args []string
+	for _, a := range manifest.Server.MCPConfig.Args {
+		args = append(args, fill.Replace(a))
+	}
+	cmd := exec.Command(fill.Replace(manifest.Server.MCPConfig.Command), append(args, "--cache-dir", cacheDir)...)
+	cmd.Dir, cmd.Env = t.TempDir(), desktopEnv()
+	s := &server{cmd: cmd, stderr: &lockedBuffer{}}
+	cmd.Stderr = s.stderr
+	cs := connect(t, &mcp.CommandTransport{Command: cmd}, "2025-11-25", s)
+	if res := callTool(t, cs, "slugify", map[string]any{"text": "Hello, World!"}); res.IsError || text(res) != "hello-world" {
+		t.Errorf("slugify through the bundle's server = %q (isError %v)\n%s", text(res), res.IsError, s.stderr.String())
 	}
 }
