@@ -54,8 +54,8 @@ func completions(ctx context.Context) []completedCommand {
 	return out
 }
 
-// firstSentence is a flag's usage up to its first ';', ':' or '.', which
-// is what a completion menu has room for.
+// firstSentence is a flag's usage up to its first ';', ':', '(' or end of
+// sentence, which is what a completion menu has room for.
 func firstSentence(s string) string {
 	if i := strings.IndexAny(s, ";:("); i > 0 {
 		s = s[:i]
