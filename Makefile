@@ -3,10 +3,15 @@
 #               server and the example tools and serves them over
 #               Streamable HTTP at http://127.0.0.1:8080/mcp
 #   make test   installs what the tests need, then runs every check
+# and two more:
+#   make install   puts wasmcp in $(PREFIX)/bin if PREFIX is given, else in
+#                  GOBIN, else in $(go env GOPATH)/bin, where `go install` would
+#   make release   the archives for every platform, with SHA256SUMS (scripts/release)
 GO      ?= go
 BIN     := build/wasmcp
 TOOLS   := build/tools
 ADDR    ?= 127.0.0.1:8080
+BINDIR  ?= $(if $(PREFIX),$(PREFIX)/bin,$(or $(GOBIN),$(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin))
 
 # Each fuzz target, with its package and how many inputs `make fuzz` tries
 # (about 5 to 10 s each here). Counts, not durations: with a duration, Go
@@ -18,7 +23,7 @@ FUZZ := abi:FuzzParseManifest:400000 internal/wasmbin:FuzzParse:300000 internal/
         internal/mcpserver/internal/guard:FuzzInspect:250000 internal/mcpserver/internal/guard:FuzzScan:500000 \
         internal/schema:FuzzCompile:120000 internal/sandbox:FuzzHostFunctions:200000 internal/jsonsize:FuzzString:150000
 
-.PHONY: run serve-stdio build tools setup test test-wasmtime lint fuzz conformance
+.PHONY: run serve-stdio build install release tools setup test test-wasmtime lint fuzz conformance
 
 run: tools
 	$(BIN) serve --tools $(TOOLS) --http $(ADDR)
@@ -28,6 +33,14 @@ serve-stdio: tools
 
 build:
 	$(GO) build -trimpath -o $(BIN) ./cmd/wasmcp
+
+install:
+	mkdir -p "$(DESTDIR)$(BINDIR)"
+	$(GO) build -trimpath -o "$(DESTDIR)$(BINDIR)/wasmcp" ./cmd/wasmcp
+	@echo "installed $(DESTDIR)$(BINDIR)/wasmcp"
+
+release:
+	scripts/release
 
 tools: setup build
 	scripts/build-tools $(TOOLS) $(BIN)

@@ -14,8 +14,9 @@ var fields = map[string][]string{
 	"permissions":          {"env", "dirs", "http", "secrets"},
 	"dir":                  {"guest", "write"},
 	"http":                 {"host", "methods"},
-	"tool":                 {"name", "title", "description", "inputSchema", "outputSchema", "annotations", "icons", "_meta", "output", "client"},
+	"tool":                 {"name", "title", "description", "inputSchema", "outputSchema", "annotations", "icons", "_meta", "output", "client", "examples"},
 	"tool ui":              {"resourceUri", "visibility"},
+	"example":              {"name", "arguments", "result", "contains", "isError"},
 	"annotations":          {"title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"},
 	"limits":               {"timeout", "memory", "output"},
 	"resource":             {"uri", "name", "title", "description", "mimeType", "size", "annotations", "icons", "_meta", "text", "blob"},
@@ -81,6 +82,14 @@ func checkKeys(data []byte) error {
 		}
 		if err := checkIconKeys(tool["icons"]); err != nil {
 			return fmt.Errorf("tool %d: %w", i, err)
+		}
+		var examples []json.RawMessage
+		if json.Unmarshal(tool["examples"], &examples) == nil {
+			for j, raw := range examples {
+				if _, err := members("example", raw); err != nil {
+					return fmt.Errorf("tool %d: example %d: %w", i, j, err)
+				}
+			}
 		}
 	}
 	return nil

@@ -134,7 +134,31 @@ type Tool struct {
 	// client that lacks one is refused before the tool runs, and the tool
 	// may ask the client only for these.
 	Client []string `json:"client,omitempty"`
+	// Examples are calls the tool's author declares with the answer each
+	// must get. `wasmcp test` runs them in the sandbox; the server neither
+	// runs nor serves them.
+	Examples []Example `json:"examples,omitempty"`
 }
+
+// Example is one call of a tool and what it must answer. With none of
+// Result, Contains and IsError, the call must succeed.
+type Example struct {
+	// Name says what the example shows; `wasmcp test` reports by it.
+	Name string `json:"name,omitempty"`
+	// Arguments are the call's arguments, an object ({} when left out).
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Result is the text the answer must be: its text content, the parts
+	// joined by newlines.
+	Result *string `json:"result,omitempty"`
+	// Contains is text the answer's text must contain.
+	Contains string `json:"contains,omitempty"`
+	// IsError says the call must fail: be a tool error (isError), whose
+	// text Result and Contains then check.
+	IsError bool `json:"isError,omitempty"`
+}
+
+// MaxExamples bounds the examples of one tool.
+const MaxExamples = 64
 
 // Annotations are MCP's tool hints. They are advice to clients, never trusted
 // by the server.
@@ -263,6 +287,14 @@ func (t *Tool) check() error {
 		}
 		if t.Mode() == OutputText {
 			return errors.New(`"outputSchema" needs "output": "json" or "result"; a text result has no structuredContent to check`)
+		}
+	}
+	if len(t.Examples) > MaxExamples {
+		return fmt.Errorf(`"examples" has %d entries, over the limit of %d`, len(t.Examples), MaxExamples)
+	}
+	for i, e := range t.Examples {
+		if len(e.Arguments) > 0 && e.Arguments[0] != '{' {
+			return fmt.Errorf(`example %d: "arguments" must be a JSON object`, i)
 		}
 	}
 	return nil

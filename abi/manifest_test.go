@@ -351,6 +351,9 @@ func TestParseManifestRejects(t *testing.T) {
 		{"unknown top-level field", `{"abi":1,"tools":[` + okTool + `],"extra":true}`, `unknown field "extra"`},
 		{"misspelt tool field", withTools(`{"name":"t","description":"d","inputSchema":{"type":"object"},"inputSchemas":{}}`), `unknown field "inputSchemas"`},
 		{"unknown annotation", withTools(toolJSON("t", `"annotations":{"readOnly":true}`)), `unknown field "readOnly"`},
+		{"misspelt example field", withTools(toolJSON("t", `"examples":[{"arguments":{},"expect":"x"}]`)), `example 0: unknown field "expect"`},
+		{"example arguments not an object", withTools(toolJSON("t", `"examples":[{"arguments":[1]}]`)), `example 0: "arguments" must be a JSON object`},
+		{"too many examples", withTools(toolJSON("t", `"examples":[`+strings.Repeat(`{},`, MaxExamples)+`{}]`)), `"examples" has 65 entries, over the limit of 64`},
 		{"unknown limit", withLimits(`{"cpu":"1"}`), `unknown field "cpu"`},
 
 		// Not one JSON object.

@@ -57,7 +57,8 @@ func rawSession(t *testing.T, url string) string {
 
 // request sends a request with this id, method and params members (without
 // their braces) and returns the HTTP status (0 over stdio) and the reply. A
-// tools/call names the tool in its first member.
+// tools/call or prompts/get names its tool or prompt in its first member,
+// a resources/read its URI.
 func (c *rawClient) request(t *testing.T, id, method, params string) (int, rpcReply) {
 	t.Helper()
 	var header map[string]string
@@ -66,9 +67,14 @@ func (c *rawClient) request(t *testing.T, id, method, params string) (int, rpcRe
 		header = map[string]string{"Mcp-Session-Id": c.session, "Mcp-Protocol-Version": "2025-11-25"}
 	case c.url != "":
 		header = map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": method}
-		if method == "tools/call" {
-			var name string
+		var name string
+		switch method {
+		case "tools/call", "prompts/get":
 			fmt.Sscanf(params, `"name":%q`, &name)
+		case "resources/read":
+			fmt.Sscanf(params, `"uri":%q`, &name)
+		}
+		if name != "" {
 			header["Mcp-Name"] = name
 		}
 		params = strings.TrimPrefix(params+","+modernMeta, ",")

@@ -32,6 +32,9 @@ var inspectorCalls = []inspectorCall{
 	{"find_matches", []string{"text=a1 b22", "pattern=[0-9]+"}, `"count":2`, false},
 	{"random_uuid", nil, "-4", false},
 	{"read_notes", nil, "permissions this call lacked", true},
+	// The Inspector's CLI declares no elicitation: the tool is refused
+	// before it runs, rather than failing its ask.
+	{"remove_note", []string{"path=a.txt"}, "needs the client capability elicitation", true},
 	{"roll_dice", []string{"count=2", "sides=6"}, `"rolls":[`, false},
 	{"search_invoices", []string{"startDate=2026-01-01", "endDate=2026-01-31", "status=paid"}, `"total":2230.5`, false},
 	{"slugify", []string{"text=Hello, World!"}, "hello-world", false},

@@ -25,7 +25,13 @@ func TestNewToolBuildsAndRuns(t *testing.T) {
 			// $WASMCP, or on PATH as a user who installed it would have it.
 			build.Env = append(os.Environ(), "CARGO_TARGET_DIR="+rustTarget(t), "WASMCP="+binary,
 				"PATH="+filepath.Dir(binary)+string(os.PathListSeparator)+os.Getenv("PATH"))
-			run(t, build)
+			// Each build says what it is doing, and what it wrote.
+			progress := run(t, build)
+			for _, want := range []string{"build: compiling", "build: wrote "} {
+				if !strings.Contains(progress, want) {
+					t.Errorf("the build's output does not say %q:\n%s", want, progress)
+				}
+			}
 			out := run(t, exec.Command(binary, "call", "--tools", folder, "--cache-dir", "", name, `{"name":"Ada"}`))
 			if !strings.Contains(out, "Ada") {
 				t.Errorf("the new tool answered %s; want a greeting for Ada", out)

@@ -23,6 +23,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/internal/dispatch"
 	"github.com/wasmcp/wasmcp/internal/mcpserver"
 	"github.com/wasmcp/wasmcp/internal/metrics"
@@ -480,6 +481,16 @@ func (s *Server) Close(ctx context.Context) error {
 // Status describes what the server serves: every tool, every module, and
 // every file that did not load, and why.
 func (s *Server) Status() Status { return newStatus(s.registry.Current(), nil) }
+
+// Examples returns the examples a tool's manifest declares, and whether
+// the tool is served.
+func (s *Server) Examples(tool string) ([]abi.Example, bool) {
+	t, ok := s.registry.Current().Lookup(tool)
+	if !ok {
+		return nil, false
+	}
+	return t.Spec.Examples, true
+}
 
 // CompileAll compiles every module, within the compile limits, and
 // returns the Status with each tool's compile result and each failure

@@ -19,7 +19,7 @@ func runCall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	var hf hostFlags
 	hf.register(fs)
 	hf.logLevel = "warn"
-	if code, ok := parse(fs, args, stderr, "[flags] TOOL [ARGUMENTS_JSON | -]\n\nRuns TOOL once, as tools/call would, and prints the MCP result as JSON.\nARGUMENTS_JSON defaults to {}; - reads it from stdin. Exits 1 when the result has isError."); !ok {
+	if code, ok := parse(ctx, fs, args, stderr, "[flags] TOOL [ARGUMENTS_JSON | -]\n\nRuns TOOL once, as tools/call would, and prints the MCP result as JSON.\nARGUMENTS_JSON defaults to {}; - reads it from stdin. Exits 1 when the result has isError."); !ok {
 		return code
 	}
 	if fs.NArg() < 1 || fs.NArg() > 2 {

@@ -35,7 +35,7 @@ var kindNames = map[byte]string{wasmbin.KindFunc: "func", wasmbin.KindTable: "ta
 func runInspect(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON")
-	if code, ok := parse(fs, args, stderr, "[flags] MODULE.wasm"); !ok {
+	if code, ok := parse(ctx, fs, args, stderr, "[flags] MODULE.wasm"); !ok {
 		return code
 	}
 	if fs.NArg() != 1 {

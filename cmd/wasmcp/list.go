@@ -18,7 +18,7 @@ func runList(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	hf.logLevel = "error"
 	asJSON := fs.Bool("json", false, "print JSON")
 	compile := fs.Bool("compile", true, "also compile each module, reporting modules that do not compile")
-	if code, ok := parse(fs, args, stderr, "[flags]"); !ok {
+	if code, ok := parse(ctx, fs, args, stderr, "[flags]"); !ok {
 		return code
 	}
 	hf.prewarm = 0 // one-shot commands make no later calls to prepare for

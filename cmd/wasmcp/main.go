@@ -15,9 +15,6 @@ import (
 	"github.com/wasmcp/wasmcp/internal/sandbox"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "0.1.0-dev"
-
 // Exit codes.
 const (
 	exitOK        = 0
@@ -32,15 +29,24 @@ type command struct {
 	run     func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int
 }
 
-var commands = []command{
-	{"serve", "serve a directory of tools over MCP (stdio, or HTTP with --http)", runServe},
-	{"list", "list the tools of a directory and the files that failed to load", runList},
-	{"call", "run one tool once with JSON arguments and print its result", runCall},
-	{"inspect", "show a module's manifest, imports, exports and memory", runInspect},
-	{"pack", "embed a manifest into a module as a custom section", runPack},
-	{"new", "create a folder for a new tool, ready to build, in Go, C, Rust, AssemblyScript or Python", runNew},
-	{"policy", "show what tools ask for and are granted, or approve a module's new version", runPolicy},
-	{"version", "print the version", runVersion},
+// commands are the CLI's commands, in the order the usage lists them. They
+// are set in init, as completion reads the list it is in.
+var commands []command
+
+func init() {
+	commands = []command{
+		{"serve", "serve a directory of tools over MCP (stdio, or HTTP with --http)", runServe},
+		{"list", "list the tools of a directory and the files that failed to load", runList},
+		{"call", "run one tool once with JSON arguments and print its result", runCall},
+		{"test", "run the examples tools' manifests declare, in the sandbox, and report each", runTest},
+		{"inspect", "show a module's manifest, imports, exports and memory", runInspect},
+		{"pack", "embed a manifest into a module as a custom section", runPack},
+		{"new", "create a folder for a new tool, ready to build, in Go, C, Rust, AssemblyScript or Python", runNew},
+		{"policy", "show what tools ask for and are granted, or approve a module's new version", runPolicy},
+		{"client-config", "print, or merge into its file, the configuration that makes Claude Desktop, VS Code or Cursor start wasmcp", runClientConfig},
+		{"version", "print the version, the revision it was built from, and its Go version (also --version)", runVersion},
+		{"completion", "print a shell completion script for bash, zsh or fish", runCompletion},
+	}
 }
 
 func main() {
@@ -56,6 +62,9 @@ const workerCommand = "compile-worker"
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == workerCommand {
 		return sandbox.RunWorker(args[1:], stdin, stderr)
+	}
+	if len(args) > 0 && (args[0] == "--version" || args[0] == "-version") {
+		return runVersion(ctx, args[1:], stdin, stdout, stderr)
 	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stderr)
@@ -74,10 +83,19 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return exitUsage
 }
 
+// flagsKey is the context key of withFlags.
+type flagsKey struct{}
+
+// withFlags is a context under which a command stops at parse, handing
+// collect its flags.
+func withFlags(ctx context.Context, collect func(*flag.FlagSet)) context.Context {
+	return context.WithValue(ctx, flagsKey{}, collect)
+}
+
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "Usage: wasmcp <command> [flags] [arguments]\n\nCommands:")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-13s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'wasmcp <command> --help' for a command's flags.")
 }
@@ -85,8 +103,14 @@ func usage(w io.Writer) {
 // parse parses a command's flags, reporting errors in the usual way, then
 // fills the flags the command line left unset from the environment and the
 // --config file (config.go). It returns ok=false with the exit code to use
-// when the command should stop.
-func parse(fs *flag.FlagSet, args []string, stderr io.Writer, synopsis string) (code int, ok bool) {
+// when the command should stop. Given a context from withFlags, it only
+// hands fs over and stops the command: that is how completion learns every
+// command's flags from the commands themselves.
+func parse(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer, synopsis string) (code int, ok bool) {
+	if collect, ok := ctx.Value(flagsKey{}).(func(*flag.FlagSet)); ok {
+		collect(fs)
+		return exitOK, false
+	}
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: wasmcp %s %s\n\nFlags:\n", fs.Name(), synopsis)
@@ -104,13 +128,4 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer, synopsis string) (
 		return exitUsage, false
 	}
 	return exitOK, true
-}
-
-func runVersion(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("version", flag.ContinueOnError)
-	if code, ok := parse(fs, args, stderr, ""); !ok {
-		return code
-	}
-	fmt.Fprintln(stdout, "wasmcp", version)
-	return exitOK
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -204,9 +205,28 @@ func TestUnknownFlag(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
-	r := wasmcp(t, "", "version")
-	if r.code != exitOK || r.stdout != "wasmcp "+version+"\n" {
-		t.Errorf("wasmcp version: %v", r)
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		r := wasmcp(t, "", args...)
+		if r.code != exitOK || !strings.HasPrefix(r.stdout, "wasmcp "+version+"\n") || !strings.Contains(r.stdout, "engines: wazero") {
+			t.Errorf("wasmcp %s: %v", args[0], r)
+		}
+	}
+}
+
+// The version names the revision a binary was built from, as Go records
+// it, and a release's module version.
+func TestDescribeBuild(t *testing.T) {
+	bi := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+		{Key: "vcs.revision", Value: "3133d56abcdef"}, {Key: "vcs.time", Value: "2026-11-30T12:00:00Z"}, {Key: "vcs.modified", Value: "true"},
+	}}
+	got := describeBuild(moduleVersion(bi), bi)
+	for _, want := range []string{"wasmcp " + devVersion + "\n", "revision 3133d56abcdef (committed 2026-11-30T12:00:00Z, with uncommitted changes)\n", "built with go1.26.8 for "} {
+		if !strings.Contains(got, want) {
+			t.Errorf("describeBuild = %q; want it to contain %q", got, want)
+		}
+	}
+	if v := moduleVersion(&debug.BuildInfo{Main: debug.Module{Version: "v0.2.0"}}); v != "v0.2.0" {
+		t.Errorf("version of a go install ...@v0.2.0 = %q", v)
 	}
 }
 
@@ -662,7 +682,7 @@ func TestBadHostFlags(t *testing.T) {
 		{[]string{"--queue-timeout", "-1s"}, exitFailure, "--queue-timeout must not be negative"},
 		{[]string{"--log-level", "loud"}, exitFailure, "--log-level"},
 		{[]string{"--log-format", "xml"}, exitFailure, `--log-format must be text or json, not "xml"`},
-		{[]string{"--tools", filepath.Join(dir, "absent")}, exitFailure, "reading tool directory"},
+		{[]string{"--tools", filepath.Join(dir, "absent")}, exitFailure, "absent: no such file or directory: create it, or name the directory of your .wasm tools with --tools DIR (without --tools, wasmcp uses ./tools if there is one, else "},
 	} {
 		for _, cmd := range []string{"list", "call", "serve"} {
 			a := append([]string{cmd, "--cache-dir", "", "--tools", dir}, tc.flags...)
@@ -798,5 +818,47 @@ func TestListShowsResourcesAndPrompts(t *testing.T) {
 	// A directory of tools only lists as before.
 	if r := wasmcp(t, "", append([]string{"list", "--compile=false"}, dirFlags(toolDir(t))...)...); strings.Contains(r.stdout, "RESOURCE") {
 		t.Errorf("list of tools only = %v", r)
+	}
+}
+
+// Without --tools, a command uses ./tools where there is one, and
+// otherwise the user's tool directory, which it creates: a desktop client
+// starts `wasmcp serve` in a directory of its own choosing.
+func TestDefaultToolDirectory(t *testing.T) {
+	config := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", config)
+	t.Setenv("HOME", config) // os.UserConfigDir's base on macOS
+	t.Chdir(t.TempDir())
+	want, err := userToolsDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := wasmcp(t, "", "list", "--cache-dir", "", "--json")
+	if r.code != exitOK {
+		t.Fatalf("wasmcp list without --tools: %v", r)
+	}
+	if info, err := os.Stat(want); err != nil || !info.IsDir() {
+		t.Fatalf("the user's tool directory %s was not created: %v", want, err)
+	}
+	help := wasmcp(t, "", "serve", "--help")
+	if !strings.Contains(help.stderr, "default: ./tools if there is one, else "+want+", created on first run") {
+		t.Errorf("serve --help does not name the default tool directory %s:\n%s", want, help.stderr)
+	}
+
+	// A ./tools wins, and the user's directory is left alone.
+	if err := os.Remove(want); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir("tools", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	wattest.Write(t, "tools", "echo", "echo")
+	writeFile(t, filepath.Join("tools", "echo"+abi.SidecarSuffix), echoManifest)
+	r = wasmcp(t, "", "call", "--cache-dir", "", "echo", `{"x":1}`)
+	if r.code != exitOK {
+		t.Errorf("wasmcp call echo with ./tools: %v", r)
+	}
+	if _, err := os.Stat(want); err == nil {
+		t.Errorf("with ./tools, the user's tool directory was created too")
 	}
 }

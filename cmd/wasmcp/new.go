@@ -56,11 +56,11 @@ var jsRuntime = []sdkCopy{
 // a valid Go module, Rust crate and file name.
 var newName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 
-func runNew(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+func runNew(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("new", flag.ContinueOnError)
 	lang := fs.String("lang", "go", "the tool's language: "+strings.Join(languageNames(), ", "))
 	dir := fs.String("dir", ".", "`directory` in which to create the tool's folder")
-	if code, ok := parse(fs, args, stderr, "[--lang LANG] [--dir DIR] NAME\n\nWrites DIR/NAME/: a tool named NAME with its source, manifest, build script\nand a copy of the guest SDK. `cd NAME && ./build` builds it."); !ok {
+	if code, ok := parse(ctx, fs, args, stderr, "[--lang LANG] [--dir DIR] NAME\n\nWrites DIR/NAME/: a tool named NAME with its source, manifest, build script\nand a copy of the guest SDK. `cd NAME && ./build` builds it."); !ok {
 		return code
 	}
 	if fs.NArg() != 1 {

@@ -16,12 +16,12 @@ import (
 	"github.com/wasmcp/wasmcp/internal/wasmbin"
 )
 
-func runPack(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+func runPack(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("pack", flag.ContinueOnError)
 	manifestPath := fs.String("manifest", "", "`file` holding the manifest to embed")
 	initPath := fs.String("init", "", "`file` whose bytes a reactor's wasmcp_init reads on stdin (a script's bytecode, a package)")
 	outPath := fs.String("o", "", "write the packed module to `file` (default: rewrite MODULE.wasm in place)")
-	if code, ok := parse(fs, args, stderr, "[--manifest FILE] [--init FILE] [-o OUT.wasm] MODULE.wasm\n\nChecks the manifest as the server would and embeds it in the module's\n\""+abi.CustomSection+"\" custom section, and embeds the init file in its\n\""+abi.InitSection+"\" section, each replacing any it had. At least one of\n--manifest and --init is needed."); !ok {
+	if code, ok := parse(ctx, fs, args, stderr, "[--manifest FILE] [--init FILE] [-o OUT.wasm] MODULE.wasm\n\nChecks the manifest as the server would and embeds it in the module's\n\""+abi.CustomSection+"\" custom section, and embeds the init file in its\n\""+abi.InitSection+"\" section, each replacing any it had. At least one of\n--manifest and --init is needed."); !ok {
 		return code
 	}
 	if fs.NArg() != 1 || (*manifestPath == "" && *initPath == "") {

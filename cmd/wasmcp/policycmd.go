@@ -34,7 +34,7 @@ func runPolicy(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if args[0] == "approve" {
 		synopsis = "--policy FILE [--tools DIR] MODULE...\n\nWrites each module's current sha256 into the policy, so its grants apply to\nthis version. Review what it asks for (wasmcp policy show) first."
 	}
-	if code, ok := parse(fs, args[1:], stderr, synopsis); !ok {
+	if code, ok := parse(ctx, fs, args[1:], stderr, synopsis); !ok {
 		return code
 	}
 	if hf.policyFile == "" {

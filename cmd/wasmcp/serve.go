@@ -31,7 +31,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	stateKeyFile := fs.String("request-state-key-file", "", "sign the requestState of 2026-07-28 calls whose tools ask the client with the key in `FILE` (at least 32 bytes; the same file on every replica); none: a random key per process, which holds only with one replica")
 	var web httpFlags
 	web.register(fs)
-	if code, ok := parse(fs, args, stderr, "[flags]"); !ok {
+	if code, ok := parse(ctx, fs, args, stderr, "[flags]"); !ok {
 		return code
 	}
 	if fs.NArg() > 0 {

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -39,7 +41,7 @@ type hostFlags struct {
 func (f *hostFlags) register(fs *flag.FlagSet) {
 	f.memory = 64 << 20
 	f.output = 1 << 20
-	fs.StringVar(&f.tools, "tools", "tools", "`directory` of .wasm tool modules")
+	fs.StringVar(&f.tools, "tools", "", "`directory` of .wasm tool modules (default: ./"+localTools+" if there is one, else "+userToolsHint()+", created on first run)")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "ceiling on one call's run time; a manifest may ask for less")
 	fs.Var(&f.memory, "memory", "ceiling on one call's memory: linear memory, tables and globals (e.g. 64MiB); a manifest may ask for less")
 	fs.Var(&f.output, "output", "ceiling on one call's stdout, and separately its stderr, and on its answer as sent, JSON-encoded (e.g. 1MiB)")
@@ -60,6 +62,71 @@ func (f *hostFlags) register(fs *flag.FlagSet) {
 	f.snapshotMem = host.DefaultSnapshotMemory
 	fs.Var(&f.snapshotMem, "snapshot-memory", "memory the reactors' snapshots may hold in all (their pages that are not all zeroes); a reactor whose snapshot would pass it runs its whole start-up in every call")
 	addConfigFlag(fs)
+}
+
+// localTools is the tool directory of a checkout, or of any directory
+// that has one: what `make run` builds into is named with --tools.
+const localTools = "tools"
+
+// userToolsDir is the tool directory of a user, under their config
+// directory (~/.config/wasmcp/tools on Linux, ~/Library/Application
+// Support/wasmcp/tools on macOS, %AppData%\wasmcp\tools on Windows), so
+// that `wasmcp serve` works from any directory, as a desktop client starts
+// it.
+func userToolsDir() (string, error) {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "wasmcp", "tools"), nil
+}
+
+// userToolsHint is userToolsDir for the help, or how it is found.
+func userToolsHint() string {
+	if dir, err := userToolsDir(); err == nil {
+		return dir
+	}
+	return "wasmcp/tools in the user's config directory"
+}
+
+// resolveTools settles --tools. A directory that is named must exist. With
+// none, it is ./tools if there is one, else the user's tool directory,
+// which is created the first time.
+func (f *hostFlags) resolveTools() error {
+	defaults := "without --tools, wasmcp uses ./" + localTools + " if there is one, else " + userToolsHint()
+	if f.tools != "" {
+		info, err := os.Stat(f.tools)
+		if err == nil && !info.IsDir() {
+			err = errors.New("not a directory")
+		}
+		if err != nil {
+			return fmt.Errorf("tool directory %s: %v: create it, or name the directory of your .wasm tools with --tools DIR (%s)", f.tools, unwrapPath(err), defaults)
+		}
+		return nil
+	}
+	if info, err := os.Stat(localTools); err == nil && info.IsDir() {
+		f.tools = localTools
+		return nil
+	}
+	dir, err := userToolsDir()
+	if err != nil {
+		return fmt.Errorf("no --tools given, no ./%s here, and no user config directory for the default (%v): name the directory of your .wasm tools with --tools DIR", localTools, err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating the default tool directory: %w; name another with --tools DIR", err)
+	}
+	f.tools = dir
+	return nil
+}
+
+// unwrapPath is a file error without the operation and path, which the
+// message around it names already.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 func defaultCacheDir() string {
@@ -89,7 +156,7 @@ func (f *hostFlags) check() error {
 	case f.compile.Timeout <= 0 || f.compileMem < 1<<20 || f.compile.Concurrency < 1:
 		return fmt.Errorf("--compile-timeout must be positive, --compile-memory at least 1MiB and --compile-concurrency at least 1")
 	}
-	return nil
+	return f.resolveTools()
 }
 
 // logger builds the server's logger. Logs always go to stderr: in stdio

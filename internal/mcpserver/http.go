@@ -264,6 +264,15 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
+	modern := sessionID == "" && v.Kind != guard.Response &&
+		(guard.HasModernMeta(v.Params) || r.Header.Get("Mcp-Protocol-Version") >= modernVersion)
+	if sessionID == "" && !modern && v.Kind == guard.Request && v.Method != "initialize" && v.Method != "ping" {
+		// 2025-11-25 has servers that require a session answer any other
+		// request without one with 400; the SDK would answer 200 with an
+		// error of code 0.
+		writeRPCError(w, http.StatusBadRequest, guard.ErrorResponse(id, guard.CodeInvalidRequest, noSession(v.Method)))
+		return
+	}
 	if v.Kind == guard.Request && !guard.PlainID(v.ID) {
 		sub := rt.ids.substitute(sessionID, v.ID)
 		body, _ = guard.WithMember(body, "id", sub)
@@ -308,8 +317,6 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		release()
 	}
 
-	modern := sessionID == "" && v.Kind != guard.Response &&
-		(guard.HasModernMeta(v.Params) || r.Header.Get("Mcp-Protocol-Version") >= modernVersion)
 	// The SDK reads the body into a buffer of its own (on the stateless
 	// path, twice) and keeps decoded copies of the params for the whole
 	// call. It gets the body on a copy of the request, so that net/http's
@@ -322,6 +329,13 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rt.stateful.ServeHTTP(w, sdkReq)
+}
+
+// noSession is the refusal of a request that needs a session and has none.
+func noSession(method string) string {
+	return fmt.Sprintf("invalid request: %s needs a session, and this request has no Mcp-Session-Id header. "+
+		"On protocol 2025-11-25, send initialize first and repeat the Mcp-Session-Id of its answer on every later request; "+
+		"on %s, which has no sessions, send the MCP-Protocol-Version: %s header and the protocol version in the request's _meta", method, modernVersion, modernVersion)
 }
 
 // openStream takes one of the long-lived streams for r, whose id is id

@@ -48,7 +48,8 @@ func TestRouterSendsEachEraToItsHandler(t *testing.T) {
 		{"initialize", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`, nil, "stateful"},
 		{"modern meta", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + meta + `}}`, nil, "stateless"},
 		{"modern header", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, map[string]string{"Mcp-Protocol-Version": "2026-07-28"}, "stateless"},
-		{"legacy header", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, map[string]string{"Mcp-Protocol-Version": "2025-11-25"}, "stateful"},
+		{"legacy header", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, map[string]string{"Mcp-Protocol-Version": "2025-11-25"}, "stateful"},
+		{"legacy request without a session", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, map[string]string{"Mcp-Protocol-Version": "2025-11-25"}, ""},
 		{"session wins", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + meta + `}}`, map[string]string{"Mcp-Session-Id": "abc"}, "stateful"},
 		{"response", `{"jsonrpc":"2.0","id":1,"result":{}}`, map[string]string{"Mcp-Protocol-Version": "2026-07-28"}, "stateful"},
 	} {
@@ -63,6 +64,36 @@ func TestRouterSendsEachEraToItsHandler(t *testing.T) {
 				t.Fatalf("routed to %q; want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// A 2025-11-25 request without a session is refused as the revision says,
+// with 400 and a standard code, and the answer says how to get a session.
+func TestRouterRefusesLegacyRequestsWithoutASession(t *testing.T) {
+	rt := newTestRouter(
+		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { t.Error("reached the stateful handler") }),
+		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { t.Error("reached the stateless handler") }))
+	req := httptest.NewRequest(http.MethodPost, Path, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/list"}`))
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	rec := httptest.NewRecorder()
+	rt.ServeHTTP(rec, req)
+	var got struct {
+		ID    json.RawMessage
+		Error struct {
+			Code    int
+			Message string
+		}
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+		t.Fatalf("answer %q is not JSON-RPC: %v", rec.Body, err)
+	}
+	if rec.Code != http.StatusBadRequest || got.Error.Code != -32600 || string(got.ID) != "7" {
+		t.Errorf("status %d, code %d, id %s; want 400, -32600, 7", rec.Code, got.Error.Code, got.ID)
+	}
+	for _, want := range []string{"tools/list needs a session", "send initialize first", "Mcp-Session-Id", "MCP-Protocol-Version: 2026-07-28"} {
+		if !strings.Contains(got.Error.Message, want) {
+			t.Errorf("message %q does not say %q", got.Error.Message, want)
+		}
 	}
 }
 
@@ -262,13 +293,14 @@ func callOfSize(n int) string {
 	return head + strings.Repeat("x", n-len(head)-len(tail)) + tail
 }
 
-// bodyRequest is a POST of a tools/call of n bytes that declares the
+// bodyRequest is a stateless POST of a tools/call of n bytes that declares the
 // length declared (-1: none), with its body, which records whether it is
 // read.
 func bodyRequest(n, declared int) (*http.Request, *watched) {
 	body := &watched{r: strings.NewReader(callOfSize(n))}
 	req := httptest.NewRequest(http.MethodPost, Path, body)
 	req.ContentLength = int64(declared)
+	req.Header.Set("Mcp-Protocol-Version", modernVersion) // a request that needs no session
 	return req, body
 }
 
@@ -342,7 +374,9 @@ func TestRouterCapsLongLivedStreams(t *testing.T) {
 		}
 	}
 	rec := httptest.NewRecorder()
-	rt.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, Path, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)))
+	list := httptest.NewRequest(http.MethodPost, Path, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	list.Header.Set("Mcp-Protocol-Version", modernVersion)
+	rt.ServeHTTP(rec, list)
 	if rec.Code != http.StatusOK {
 		t.Errorf("a request at the stream cap: status %d, %s", rec.Code, rec.Body)
 	}

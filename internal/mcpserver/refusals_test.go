@@ -47,6 +47,7 @@ func refusals(session string) []refusal {
 		{name: "notification with an id", body: `{"jsonrpc":"2.0","id":"n","method":"notifications/initialized"}`, status: 400, code: -32600, id: `"n"`},
 		{name: "nested too deep", body: `{"jsonrpc":"2.0","id":"d","method":"ping","params":{"a":` + strings.Repeat("[", 1000) + strings.Repeat("]", 1000) + `}}`, status: 400, code: -32600, id: `"d"`},
 		{name: "number beyond float64", body: `{"jsonrpc":"2.0","id":"f","method":"ping","params":{"a":1e400}}`, status: 400, code: -32602, id: `"f"`},
+		{name: "request without a session", body: `{"jsonrpc":"2.0","id":"l","method":"tools/list"}`, header: map[string]string{"Mcp-Protocol-Version": "2025-11-25"}, status: 400, code: -32600, id: `"l"`},
 		{name: "cross-origin request", body: ping, header: map[string]string{"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"}, status: 403, code: -32600, id: "null"},
 
 		// The SDK's own refusals, which it writes in plain text.

@@ -141,6 +141,7 @@ func New(reg *registry.Registry, calls Caller, opts Options) *Server {
 			Resources: &mcp.ResourceCapabilities{ListChanged: opts.ListChanged, Subscribe: true},
 		},
 	})
+	s.mcp.AddReceivingMiddleware(withoutLegacyCacheHints)
 	if opts.PollInterval > 0 {
 		s.mcp.AddReceivingMiddleware(pollStreams(opts.PollInterval))
 	}

@@ -348,9 +348,25 @@ func render(k jsonschema.ErrorKind) string {
 	case *kind.Format:
 		short := *k
 		short.Got = clip(k.Got)
+		if want, ok := formatWanted[k.Want]; ok {
+			// The library's reason for these quotes Go's parser (parsing
+			// time "03/01/2026" as "2006-01-02"), which says nothing to a
+			// model; the form it should have sent does.
+			got, _ := json.Marshal(short.Got)
+			return fmt.Sprintf("%s is not a valid %s: %s", got, k.Want, want)
+		}
 		return short.LocalizedString(printer)
 	}
 	return k.LocalizedString(printer)
+}
+
+// formatWanted says, for each format whose failures the library explains
+// in Go's terms, how a valid value is written.
+var formatWanted = map[string]string{
+	"date":      "write it as YYYY-MM-DD (an RFC 3339 full-date), such as 2026-03-31",
+	"date-time": "write it as an RFC 3339 date-time with an offset, such as 2026-03-31T14:30:00Z",
+	"time":      "write it as an RFC 3339 time with an offset, such as 14:30:00Z",
+	"uri":       "write it as an absolute URI with a scheme, such as https://example.com/page",
 }
 
 // clip shortens a string of the value to half a message, leaving room for

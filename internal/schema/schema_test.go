@@ -250,3 +250,35 @@ func TestViolationTextIsCapped(t *testing.T) {
 		t.Errorf("%d violations shown, the last %q; want the rest of the 8 counted", len(got)-1, last)
 	}
 }
+
+// A model that sends a date in the wrong form hears the form to use, not
+// the layout string of Go's time parser.
+func TestFormatViolationsSayTheFormToUse(t *testing.T) {
+	s, err := Compile([]byte(`{"type":"object","properties":{
+		"d":{"type":"string","format":"date"},"dt":{"type":"string","format":"date-time"},
+		"t":{"type":"string","format":"time"},"u":{"type":"string","format":"uri"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Validate([]byte(`{"d":"03/01/2026","dt":"yesterday","t":"25:00","u":"::"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"/d":  `"03/01/2026" is not a valid date: write it as YYYY-MM-DD (an RFC 3339 full-date), such as 2026-03-31`,
+		"/dt": `"yesterday" is not a valid date-time: write it as an RFC 3339 date-time with an offset, such as 2026-03-31T14:30:00Z`,
+		"/t":  `"25:00" is not a valid time: write it as an RFC 3339 time with an offset, such as 14:30:00Z`,
+		"/u":  `"::" is not a valid uri: write it as an absolute URI with a scheme, such as https://example.com/page`,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("violations = %v; want one for each of %d values", got, len(want))
+	}
+	for _, v := range got {
+		if v.Message != want[v.Pointer] {
+			t.Errorf("at %q: %q; want %q", v.Pointer, v.Message, want[v.Pointer])
+		}
+		if strings.Contains(v.Message, "2006") || strings.Contains(v.Message, "parse") {
+			t.Errorf("at %q: %q quotes Go's parser", v.Pointer, v.Message)
+		}
+	}
+}

@@ -24,6 +24,9 @@ type args struct {
 // The host keeps every path inside the mount; cleaning here only makes
 // errors read better.
 func read(in args) (string, error) {
+	if err := mounted(root); err != nil {
+		return "", err
+	}
 	rel := path.Clean("/" + in.Path)
 	full := path.Join(root, rel)
 	info, err := os.Stat(full)
@@ -54,6 +57,17 @@ func read(in args) (string, error) {
 		return "", fmt.Errorf("cannot read %q: %v", in.Path, err)
 	}
 	return string(b), nil
+}
+
+// mounted checks that dir, the mount the tool asks for, exists. Without a
+// grant the sandbox has no directory there, and WASI answers a path under
+// no mount with EBADF ("Bad file number"), which says nothing of the cause.
+func mounted(dir string) error {
+	if _, err := os.Stat(dir); err != nil {
+		return fmt.Errorf("no notes directory is mounted at %s: the server's operator has not granted one; "+
+			"they grant it in the server's policy file, under modules: read_notes: dirs: %s: {host: DIRECTORY}", dir, dir)
+	}
+	return nil
 }
 
 func main() {
