@@ -129,6 +129,36 @@ type Tool struct {
 	Icons        []Icon          `json:"icons,omitempty"`
 	Meta         Meta            `json:"_meta,omitempty"`
 	Output       OutputMode      `json:"output,omitempty"`
+	Execution    *Execution      `json:"execution,omitempty"`
+}
+
+// Execution is how a tool may be run: MCP's Tool.execution.
+type Execution struct {
+	// TaskSupport says whether a call may, or must, run as a task that the
+	// client polls (MCP 2025-11-25 tasks). The zero value means
+	// TaskForbidden.
+	TaskSupport TaskSupport `json:"taskSupport,omitempty"`
+}
+
+// TaskSupport says whether a tool's calls run as tasks.
+type TaskSupport string
+
+// The kinds of task support, as MCP names them.
+const (
+	// TaskForbidden: a call never runs as a task.
+	TaskForbidden TaskSupport = "forbidden"
+	// TaskOptional: a client may run a call as a task, or wait for it.
+	TaskOptional TaskSupport = "optional"
+	// TaskRequired: a call runs only as a task.
+	TaskRequired TaskSupport = "required"
+)
+
+// Tasks returns the tool's task support, resolving the default.
+func (t *Tool) Tasks() TaskSupport {
+	if t.Execution == nil || t.Execution.TaskSupport == "" {
+		return TaskForbidden
+	}
+	return t.Execution.TaskSupport
 }
 
 // Annotations are MCP's tool hints. They are advice to clients, never trusted
@@ -243,6 +273,13 @@ func (t *Tool) check() error {
 	}
 	if err := t.Meta.check(); err != nil {
 		return err
+	}
+	if t.Execution != nil {
+		switch t.Execution.TaskSupport {
+		case "", TaskForbidden, TaskOptional, TaskRequired:
+		default:
+			return fmt.Errorf(`"execution.taskSupport" must be "forbidden", "optional" or "required", not %q`, t.Execution.TaskSupport)
+		}
 	}
 	switch t.Output {
 	case "", OutputText, OutputJSON, OutputResult:

@@ -109,7 +109,10 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	stateless := base
 	stateless.Stateless = true
 	// Only sessions' streams can be resumed: 2026-07-28 has none.
-	base.EventStore = newEventStore(opts.EventStoreSize, ids.restoreStored, ids.forgetScope)
+	base.EventStore = newEventStore(opts.EventStoreSize, ids.restoreStored, func(sessionID string) {
+		ids.forgetScope(sessionID)
+		s.tasks.endOwner(httpOwner(sessionID))
+	})
 	// MCP 2026-07-28 cancels a request over HTTP by closing its response
 	// stream: the call's context ends with its HTTP request.
 	stateless.PropagateRequestCancellation = true
@@ -124,6 +127,8 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		budgetSize:  s.budgetSize,
 		streams:     semaphore.NewWeighted(int64(opts.MaxStreams)),
 		maxStreams:  opts.MaxStreams,
+		tasks:       s.tasks,
+		mcpSessions: s.mcp.Sessions,
 	}
 	return withWriteStall(opts.WriteStallTimeout, log,
 		withJSONErrors(RequireBearer(opts.AuthToken, http.NewCrossOriginProtection().Handler(r))))
@@ -199,6 +204,8 @@ type router struct {
 	budgetSize          int64
 	streams             *semaphore.Weighted // long-lived streams open
 	maxStreams          int
+	tasks               *taskStore
+	mcpSessions         func() iter.Seq[*mcp.ServerSession]
 }
 
 func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -264,6 +271,14 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
+	if v.Kind == guard.Request && sessionID != "" && rt.tasks.handles(v.Method, v.Params) {
+		if ss := rt.session(sessionID); ss != nil {
+			rt.answerTask(w, r, id, v, release, ss)
+			return
+		}
+		// The SDK answers that the session is not found, or not
+		// initialized.
+	}
 	if v.Kind == guard.Request && !guard.PlainID(v.ID) {
 		sub := rt.ids.substitute(sessionID, v.ID)
 		body, _ = guard.WithMember(body, "id", sub)
@@ -323,6 +338,43 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rt.stateful.ServeHTTP(w, sdkReq)
 }
+
+// session returns the initialized 2025-11-25 session id, or nil.
+func (rt *router) session(id string) *mcp.ServerSession {
+	for ss := range rt.mcpSessions() {
+		if ss.ID() == id {
+			if ss.InitializeParams() == nil {
+				return nil
+			}
+			return ss
+		}
+	}
+	return nil
+}
+
+// answerTask answers v, a request of the tasks protocol in session ss,
+// whose id is id. A tasks/result may wait for long, so, like a
+// subscriptions/listen, its request must be small and gives its body's
+// share of the budget back before it waits; the connection it holds is
+// the listener's to bound.
+func (rt *router) answerTask(w http.ResponseWriter, r *http.Request, id json.RawMessage, v guard.Verdict, release func(), ss *mcp.ServerSession) {
+	params := v.Params
+	if v.Method == "tasks/result" {
+		if len(params) > maxStreamRequest {
+			writeRPCError(w, http.StatusRequestEntityTooLarge, guard.ErrorResponse(id, guard.CodeInvalidRequest,
+				fmt.Sprintf("invalid request: a tasks/result request is at most %s", abi.Size(maxStreamRequest))))
+			return
+		}
+		params = bytes.Clone(params)
+		release()
+	}
+	answer := rt.tasks.taskResponse(id, taskRequest{ctx: r.Context(), owner: httpOwner(ss.ID()), session: ss, method: v.Method, params: params})
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(answer)
+}
+
+// httpOwner is the owner of a 2025-11-25 HTTP session's tasks.
+func httpOwner(sessionID string) string { return "http:" + sessionID }
 
 // openStream takes one of the long-lived streams for r, whose id is id
 // (nil for a GET), or refuses it, and reports whether it may go on. Each

@@ -12,10 +12,12 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/semaphore"
 
 	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/internal/mcpserver/internal/guard"
 	"github.com/wasmcp/wasmcp/internal/registry"
 	"github.com/wasmcp/wasmcp/internal/sandbox"
 )
@@ -35,6 +37,8 @@ type Server struct {
 	budgetSize int64
 	// subs bounds and follows resource subscriptions.
 	subs *subscriptions
+	// tasks runs and keeps the tool calls made as tasks.
+	tasks *taskStore
 }
 
 // Options configure New.
@@ -58,6 +62,8 @@ type Options struct {
 	// this long, and the client resumes it (see pollStreams). Zero keeps
 	// each stream open until its answer.
 	PollInterval time.Duration
+	// Tasks bound the tool calls run as tasks (MCP 2025-11-25).
+	Tasks TaskOptions
 }
 
 // DefaultRequestBudget is the request budget of a zero
@@ -127,6 +133,8 @@ func New(reg *registry.Registry, calls Caller, opts Options) *Server {
 			Resources: &mcp.ResourceCapabilities{ListChanged: opts.ListChanged, Subscribe: true},
 		},
 	})
+	s.tasks = newTaskStore(calls, reg.Current, opts.Tasks)
+	s.mcp.AddReceivingMiddleware(taskFields(reg.Current))
 	if opts.PollInterval > 0 {
 		s.mcp.AddReceivingMiddleware(pollStreams(opts.PollInterval))
 	}
@@ -161,8 +169,13 @@ func (s *Server) sync(calls Caller, old, new *registry.Catalog) {
 	}
 	syncList(s, "tool", oldTools, new.Tools, func(t *registry.Tool) string { return t.Spec.Name }, new.Lookup,
 		s.mcp.RemoveTools, func(t *registry.Tool) {
-			name := t.Spec.Name
+			name, required := t.Spec.Name, t.Spec.Tasks() == abi.TaskRequired
 			s.mcp.AddTool(Tool(t.Spec), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				if required {
+					// Only where no session's transport answered first
+					// (taskStore.handles): a 2026-07-28 request.
+					return nil, &jsonrpc.Error{Code: guard.CodeMethodNotFound, Message: requiredRefusal(name)}
+				}
 				return calls.Call(ctx, name, req.Params.Arguments, newClientReporter(ctx, req, name))
 			})
 		})
