@@ -32,23 +32,30 @@ func tasksDir(t *testing.T) string {
 	return dir
 }
 
-// stdioTaskPeer starts a stdio server on dir and initializes its session.
-func stdioTaskPeer(t *testing.T, dir string) (rpcPeer, *server, rpcReply) {
+// stdioTaskPeer starts a stdio server on dir and initializes its session;
+// end closes its input, and waits for it to exit.
+func stdioTaskPeer(t *testing.T, dir string) (peer rpcPeer, s *server, init rpcReply, end func()) {
 	p := startStdio(t, "--tools", dir, "--log-level", "debug")
 	next := 0
-	peer := func(method, params string) rpcReply {
+	peer = func(method, params string) rpcReply {
 		t.Helper()
 		next++
 		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, next, method, params))
 		return p.recv()
 	}
-	init := peer("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}`)
+	init = peer("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}`)
 	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	return peer, p.srv, init
+	return peer, p.srv, init, func() {
+		p.in.Close()
+		if err := p.srv.cmd.Wait(); err != nil {
+			t.Errorf("server exited with %v", err)
+		}
+	}
 }
 
-// httpTaskPeer starts a 2025-11-25 session with the HTTP server s.
-func httpTaskPeer(t *testing.T, s *server) (rpcPeer, rpcReply) {
+// httpTaskPeer starts a 2025-11-25 session with the HTTP server s; end
+// deletes it.
+func httpTaskPeer(t *testing.T, s *server) (peer rpcPeer, init rpcReply, end func()) {
 	t.Helper()
 	status, init, h := post(t, s.url, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, nil)
 	if status != http.StatusOK || h.Get("Mcp-Session-Id") == "" {
@@ -58,11 +65,21 @@ func httpTaskPeer(t *testing.T, s *server) (rpcPeer, rpcReply) {
 	post(t, s.url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, header)
 	next := 0
 	return func(method, params string) rpcReply {
-		t.Helper()
-		next++
-		_, r, _ := post(t, s.url, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, next, method, params), header)
-		return r
-	}, init
+			t.Helper()
+			next++
+			_, r, _ := post(t, s.url, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, next, method, params), header)
+			return r
+		}, init, func() {
+			req, _ := http.NewRequest(http.MethodDelete, s.url, nil)
+			for k, v := range header {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+		}
 }
 
 // TestTasks runs tool calls as tasks over stdio and in HTTP sessions: the
@@ -76,15 +93,28 @@ func TestTasks(t *testing.T) {
 		t.Run(tr, func(t *testing.T) {
 			var peer, other rpcPeer
 			var init rpcReply
+			var end func()
 			s := httpServer
 			if tr == "stdio" {
-				peer, s, init = stdioTaskPeer(t, dir)
-				other, _, _ = stdioTaskPeer(t, dir)
+				peer, s, init, _ = stdioTaskPeer(t, dir)
+				other, _, _, _ = stdioTaskPeer(t, dir)
 			} else {
-				peer, init = httpTaskPeer(t, s)
-				other, _ = httpTaskPeer(t, s)
+				peer, init, _ = httpTaskPeer(t, s)
+				other, _, _ = httpTaskPeer(t, s)
 			}
 			checkTasks(t, s, init, peer, other)
+
+			// A session that ends cancels its tasks.
+			if tr == "stdio" {
+				peer, s, _, end = stdioTaskPeer(t, dir)
+			} else {
+				peer, _, end = httpTaskPeer(t, s)
+			}
+			s.stderr.reset()
+			createTask(t, peer, `{"name":"task_spin","arguments":{},"task":{}}`)
+			s.waitLog(t, "run started", "tool=task_spin")
+			end()
+			s.waitLog(t, "msg=call", "tool=task_spin", "outcome=cancelled")
 		})
 	}
 }

@@ -94,18 +94,19 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, op
 	}
 	// The client's tasks end with it; a tasks/result still waiting is
 	// answered.
-	s.tasks.endOwner(c.owner)
+	tasksReturned := s.tasks.endOwner(c.owner)
 	// Input ends for the SDK only now: at end of input it cancels the
 	// calls still running and drops their answers.
 	c.Close()
 	// The SDK's Close waits for every answer to be written, and a client
 	// that does not read stdout can hold a write forever: the wait is
 	// bounded by what is left of ours, and at least long enough for
-	// calls just cancelled to return.
+	// calls just cancelled, the tasks' among them, to return.
 	ended := make(chan struct{})
 	go func() {
 		session.Close()
 		_ = session.Wait()
+		<-tasksReturned
 		close(ended)
 	}()
 	t := time.NewTimer(max(time.Until(end), cancelWait))

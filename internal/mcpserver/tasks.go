@@ -93,6 +93,9 @@ type task struct {
 	cancel  context.CancelFunc
 	expiry  *time.Timer
 	done    chan struct{} // closed once the status is terminal
+	// returned is closed once the call has returned, which may be after
+	// it was cancelled.
+	returned chan struct{}
 
 	// Guarded by the store's mu.
 	status  string
@@ -234,7 +237,7 @@ func (s *taskStore) create(r taskRequest) (any, *jsonrpc.Error) {
 
 	now := time.Now()
 	ctx, cancel := context.WithCancel(context.Background())
-	t := &task{id: newTaskID(), created: now, updated: now, ttl: ttl, cancel: cancel, done: make(chan struct{}), status: taskWorking}
+	t := &task{id: newTaskID(), created: now, updated: now, ttl: ttl, cancel: cancel, done: make(chan struct{}), returned: make(chan struct{}), status: taskWorking}
 	s.mu.Lock()
 	o := s.owners[r.owner]
 	if o == nil {
@@ -267,6 +270,7 @@ func (s *taskStore) create(r taskRequest) (any, *jsonrpc.Error) {
 	meta := mcp.Meta{relatedTaskKey: map[string]string{"taskId": t.id}}
 	rep := &clientReporter{ctx: ctx, session: r.session, token: p.Meta.ProgressToken, tool: p.Name, meta: meta}
 	go func() {
+		defer close(t.returned)
 		res, err := s.calls.Call(ctx, p.Name, p.Arguments, rep)
 		s.finish(t, res, err, meta)
 	}()
@@ -354,22 +358,31 @@ func (s *taskStore) expire(owner string, t *task) {
 }
 
 // endOwner cancels and forgets every task of owner, whose session has
-// ended.
-func (s *taskStore) endOwner(owner string) {
+// ended. It returns a channel closed once the calls it cancelled have
+// returned.
+func (s *taskStore) endOwner(owner string) <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	o := s.owners[owner]
-	if o == nil {
-		return
-	}
-	for _, t := range o.tasks {
-		if t.status == taskWorking {
-			s.cancelLocked(t, "The session ended.")
+	var running []*task
+	if o := s.owners[owner]; o != nil {
+		for _, t := range o.tasks {
+			if t.status == taskWorking {
+				s.cancelLocked(t, "The session ended.")
+				running = append(running, t)
+			}
+			t.expiry.Stop()
+			s.total--
 		}
-		t.expiry.Stop()
-		s.total--
+		delete(s.owners, owner)
 	}
-	delete(s.owners, owner)
+	returned := make(chan struct{})
+	go func() {
+		for _, t := range running {
+			<-t.returned
+		}
+		close(returned)
+	}()
+	return returned
 }
 
 // find returns owner's task id.

@@ -247,8 +247,10 @@ func TestEndedSessionCancelsItsTasks(t *testing.T) {
 		_, err := ask(s, "a", "tasks/result", `{"taskId":"`+id+`"}`)
 		result <- err
 	}()
-	s.endOwner("a")
-	<-calls.cancelled
+	<-s.endOwner("a")
+	if name := <-calls.cancelled; name != "slow" {
+		t.Errorf("cancelled %s", name)
+	}
 	// The waiting tasks/result has its answer, whether it asked before
 	// the end or after, when the task is gone.
 	if err := <-result; err != nil && !strings.Contains(err.Message, "not found") {
