@@ -82,6 +82,24 @@ func httpTaskPeer(t *testing.T, s *server) (peer rpcPeer, init rpcReply, end fun
 		}
 }
 
+// TestTaskRequestsOutOfTurn sends what a well-behaved client does not:
+// tasks requests before initialize over stdio, and over HTTP a tasks/result
+// too large to be held while it waits.
+func TestTaskRequestsOutOfTurn(t *testing.T) {
+	dir := tasksDir(t)
+	p := startStdio(t, "--tools", dir)
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"tasks/list","params":{}}`)
+	wantCode(t, "tasks/list before initialize", p.recv(), -32600)
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search_invoices","arguments":{},"task":{}}}`)
+	wantCode(t, "a task before initialize", p.recv(), -32600)
+
+	s := startHTTPIn(t, dir)
+	peer, _, _ := httpTaskPeer(t, s)
+	huge := `{"taskId":"x","pad":"` + strings.Repeat("a", 32<<10) + `"}`
+	wantCode(t, "a huge tasks/result", peer("tasks/result", huge), -32600)
+	wantCode(t, "tasks/get after it", peer("tasks/get", taskParams("x")), -32602)
+}
+
 // TestTasks runs tool calls as tasks over stdio and in HTTP sessions: the
 // example search_invoices, whose result is kept, and task_spin, which only
 // tasks/cancel stops. Another session sees none of them, and a flood of
