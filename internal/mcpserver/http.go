@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"bytes"
+	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -129,6 +130,7 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		maxStreams:  opts.MaxStreams,
 		tasks:       s.tasks,
 		mcpSessions: s.mcp.Sessions,
+		idleTimeout: opts.SessionIdleTimeout,
 	}
 	return withWriteStall(opts.WriteStallTimeout, log,
 		withJSONErrors(RequireBearer(opts.AuthToken, http.NewCrossOriginProtection().Handler(r))))
@@ -206,6 +208,7 @@ type router struct {
 	maxStreams          int
 	tasks               *taskStore
 	mcpSessions         func() iter.Seq[*mcp.ServerSession]
+	idleTimeout         time.Duration // the SDK's, of sessions
 }
 
 func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -368,10 +371,51 @@ func (rt *router) answerTask(w http.ResponseWriter, r *http.Request, id json.Raw
 		params = bytes.Clone(params)
 		release()
 	}
+	// The SDK sees none of this, and would close a session that only polls
+	// its tasks as idle, cancelling them: it is told of the request as it
+	// begins, while it waits, and as it ends.
+	rt.keepAlive(r)
+	defer rt.keepAlive(r)
+	if v.Method == "tasks/result" && rt.idleTimeout > 0 {
+		tick := time.NewTicker(rt.idleTimeout / 2)
+		defer tick.Stop()
+		waited := make(chan struct{})
+		defer close(waited)
+		go func() {
+			for {
+				select {
+				case <-tick.C:
+					rt.keepAlive(r)
+				case <-waited:
+					return
+				}
+			}
+		}()
+	}
 	answer := rt.tasks.taskResponse(id, taskRequest{ctx: r.Context(), owner: httpOwner(ss.ID()), session: ss, method: v.Method, params: params})
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(answer)
 }
+
+// keepAliveBody is what keepAlive hands the SDK: a progress notification
+// of no request, which it takes and drops.
+const keepAliveBody = `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"wasmcp-keepalive","progress":0}}`
+
+// keepAlive has the SDK count a request in r's session, so that its idle
+// timeout starts again.
+func (rt *router) keepAlive(r *http.Request) {
+	req := r.Clone(context.WithoutCancel(r.Context()))
+	req.Body = io.NopCloser(strings.NewReader(keepAliveBody))
+	req.ContentLength = int64(len(keepAliveBody))
+	rt.stateful.ServeHTTP(discardResponse{http.Header{}}, req)
+}
+
+// discardResponse is a ResponseWriter that drops what it is given.
+type discardResponse struct{ header http.Header }
+
+func (d discardResponse) Header() http.Header         { return d.header }
+func (d discardResponse) Write(p []byte) (int, error) { return len(p), nil }
+func (d discardResponse) WriteHeader(int)             {}
 
 // httpOwner is the owner of a 2025-11-25 HTTP session's tasks.
 func httpOwner(sessionID string) string { return "http:" + sessionID }

@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -369,4 +372,35 @@ func TestTaskFieldsInTheSDKsAnswers(t *testing.T) {
 	if !errors.As(call.Error, &werr) || werr.Code != -32601 {
 		t.Errorf("plain call of a required tool: %#v %s", call.Error, call.Result)
 	}
+}
+
+// TestPolledTaskKeepsItsSession polls a running task over HTTP for three
+// times the session idle timeout: the SDK sees none of the polls, but must
+// not close the session, and its task with it, as idle.
+func TestPolledTaskKeepsItsSession(t *testing.T) {
+	dir := t.TempDir()
+	wattest.Write(t, dir, "loop", "spin")
+	write(t, filepath.Join(dir, "spin.manifest.json"), `{"abi":1,"tools":[{"name":"spin","description":"spins","inputSchema":{"type":"object"},
+		"execution":{"taskSupport":"required"}}]}`)
+	const idle = time.Second
+	srv := httptest.NewServer(serveDir(t, dir, Options{}).HTTPHandler(HTTPOptions{SessionIdleTimeout: idle}))
+	defer srv.Close()
+	header := map[string]string{"Mcp-Session-Id": startSession(t, srv.URL), "Mcp-Protocol-Version": "2025-11-25"}
+	_, _, r := httpPost(t, srv.URL, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"spin","arguments":{},"task":{}}}`, header)
+	var created struct {
+		Task taskState `json:"task"`
+	}
+	if err := json.Unmarshal(r.Result, &created); err != nil || created.Task.TaskID == "" {
+		t.Fatalf("tools/call as a task: %s %+v", r.Result, r.Error)
+	}
+	get := `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"` + created.Task.TaskID + `"}}`
+	for start := time.Now(); time.Since(start) < 3*idle; {
+		status, _, r := httpPost(t, srv.URL, get, header)
+		var st taskState
+		json.Unmarshal(r.Result, &st)
+		if status != http.StatusOK || st.Status != taskWorking {
+			t.Fatalf("tasks/get after %v: %d %s %+v", time.Since(start).Round(time.Millisecond), status, r.Result, r.Error)
+		}
+	}
+	httpPost(t, srv.URL, `{"jsonrpc":"2.0","id":3,"method":"tasks/cancel","params":{"taskId":"`+created.Task.TaskID+`"}}`, header)
 }
