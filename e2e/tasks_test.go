@@ -34,8 +34,8 @@ func tasksDir(t *testing.T) string {
 
 // stdioTaskPeer starts a stdio server on dir and initializes its session;
 // end closes its input, and waits for it to exit.
-func stdioTaskPeer(t *testing.T, dir string) (peer rpcPeer, s *server, init rpcReply, end func()) {
-	p := startStdio(t, "--tools", dir, "--log-level", "debug")
+func stdioTaskPeer(t *testing.T, dir string, extra ...string) (peer rpcPeer, s *server, init rpcReply, end func()) {
+	p := startStdio(t, append([]string{"--tools", dir, "--log-level", "debug"}, extra...)...)
 	next := 0
 	peer = func(method, params string) rpcReply {
 		t.Helper()
@@ -98,6 +98,19 @@ func TestTaskRequestsOutOfTurn(t *testing.T) {
 	huge := `{"taskId":"x","pad":"` + strings.Repeat("a", 32<<10) + `"}`
 	wantCode(t, "a huge tasks/result", peer("tasks/result", huge), -32600)
 	wantCode(t, "tasks/get after it", peer("tasks/get", taskParams("x")), -32602)
+}
+
+// TestTaskFlags serves tasks with bounds of the operator's.
+func TestTaskFlags(t *testing.T) {
+	peer, _, _, _ := stdioTaskPeer(t, tasksDir(t), "--max-tasks-per-session", "1", "--task-max-ttl", "1m")
+	search := `{"name":"search_invoices","arguments":{"startDate":"2026-01-01","endDate":"2026-01-31"},"task":{"ttl":3600000}}`
+	if created := createTask(t, peer, search); created.TTL != 60000 {
+		t.Errorf("ttl %d; want --task-max-ttl, 60000", created.TTL)
+	}
+	r := peer("tools/call", search)
+	if r.Error == nil || !strings.Contains(r.Error.Message, "maximum of 1 tasks") {
+		t.Errorf("a second task: %s %+v", r.Result, r.Error)
+	}
 }
 
 // TestTasks runs tool calls as tasks over stdio and in HTTP sessions: the

@@ -28,6 +28,10 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	grace := fs.Duration("shutdown-grace", 10*time.Second, "on SIGTERM or SIGINT, how long calls in flight may finish before they are cancelled")
 	budget := abi.Size(host.DefaultRequestBudget)
 	fs.Var(&budget, "request-budget", "bytes of request bodies held at once, over all clients; past it, an HTTP request is refused busy before its body is read, and stdio input waits (at least 4MiB)")
+	var tasks host.TaskConfig
+	fs.IntVar(&tasks.PerSession, "max-tasks-per-session", 64, "tool calls run as tasks that one session holds, running or kept; past it, a new task is refused")
+	fs.IntVar(&tasks.Total, "max-tasks", 1024, "tool calls run as tasks that all sessions hold together; past it, a new task is refused")
+	fs.DurationVar(&tasks.MaxTTL, "task-max-ttl", time.Hour, "how long a task is kept at most from its creation, whatever its client asks; one still running then is cancelled")
 	var web httpFlags
 	web.register(fs)
 	if code, ok := parse(fs, args, stderr, "[flags]"); !ok {
@@ -45,6 +49,10 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintf(stderr, "wasmcp serve: --request-budget must be at least %s, the largest request\n", abi.Size(host.MaxMessageSize))
 		return exitUsage
 	}
+	if tasks.PerSession < 1 || tasks.Total < 1 || tasks.MaxTTL <= 0 {
+		fmt.Fprintln(stderr, "wasmcp serve: --max-tasks-per-session, --max-tasks and --task-max-ttl must be positive")
+		return exitUsage
+	}
 	httpCfg, err := web.handlerOptions()
 	if *addr != "" && err != nil {
 		fmt.Fprintln(stderr, "wasmcp serve:", err)
@@ -52,6 +60,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	srv, log, err := hf.open(ctx, stderr, func(c *host.Config) {
 		c.HTTP = httpCfg
+		c.Tasks = tasks
 		c.Watch = *watchDir
 		c.Metrics = *addr != ""
 		if *addr != "" {
