@@ -485,30 +485,15 @@ func unmarshalParams(params json.RawMessage, v any) *jsonrpc.Error {
 	return nil
 }
 
-// resultResponse is the JSON-RPC response with result to the request id.
-// The id is written as it came (see guard.ErrorResponse).
-func resultResponse(id json.RawMessage, result any) ([]byte, error) {
-	r, err := json.Marshal(result)
-	if err != nil {
-		return nil, fmt.Errorf("encoding a result: %w", err)
-	}
-	out := make([]byte, 0, len(`{"jsonrpc":"2.0","id":,"result":}`)+len(id)+len(r))
-	out = append(out, `{"jsonrpc":"2.0","id":`...)
-	out = append(out, id...)
-	out = append(out, `,"result":`...)
-	out = append(out, r...)
-	return append(out, '}'), nil
-}
-
 // taskResponse is the answer to r with id.
 func (s *taskStore) taskResponse(id json.RawMessage, r taskRequest) []byte {
 	result, rpcErr := s.answer(r)
 	if rpcErr == nil {
-		out, err := resultResponse(id, result)
+		out, err := json.Marshal(result)
 		if err == nil {
-			return out
+			return guard.ResultResponse(id, out)
 		}
-		rpcErr = &jsonrpc.Error{Code: guard.CodeInternalError, Message: err.Error()}
+		rpcErr = &jsonrpc.Error{Code: guard.CodeInternalError, Message: fmt.Sprintf("encoding the result: %v", err)}
 	}
 	return guard.ErrorResponse(id, int(rpcErr.Code), rpcErr.Message)
 }
