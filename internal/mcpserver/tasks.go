@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -73,15 +74,11 @@ type taskStore struct {
 	tools func() *registry.Catalog
 	opts  TaskOptions
 
-	mu     sync.Mutex
-	owners map[string]*taskOwner
+	mu sync.Mutex
+	// owners holds each owner's tasks, by id.
+	owners map[string]map[string]*task
 	total  int
 	seq    uint64
-}
-
-// taskOwner holds one owner's tasks.
-type taskOwner struct {
-	tasks map[string]*task
 }
 
 // task is one tools/call run as a task.
@@ -115,7 +112,7 @@ func newTaskStore(calls Caller, tools func() *registry.Catalog, opts TaskOptions
 	if opts.MaxTTL <= 0 {
 		opts.MaxTTL = DefaultTaskMaxTTL
 	}
-	return &taskStore{calls: calls, tools: tools, opts: opts, owners: map[string]*taskOwner{}}
+	return &taskStore{calls: calls, tools: tools, opts: opts, owners: map[string]map[string]*task{}}
 }
 
 // taskRequest is a request the store answers, with what it needs of the
@@ -239,20 +236,20 @@ func (s *taskStore) create(r taskRequest) (any, *jsonrpc.Error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t := &task{id: newTaskID(), created: now, updated: now, ttl: ttl, cancel: cancel, done: make(chan struct{}), returned: make(chan struct{}), status: taskWorking}
 	s.mu.Lock()
-	o := s.owners[r.owner]
-	if o == nil {
-		o = &taskOwner{tasks: map[string]*task{}}
-		s.owners[r.owner] = o
+	tasks := s.owners[r.owner]
+	if tasks == nil {
+		tasks = map[string]*task{}
+		s.owners[r.owner] = tasks
 	}
 	var refusal string
 	switch {
-	case len(o.tasks) >= s.opts.PerSession:
+	case len(tasks) >= s.opts.PerSession:
 		refusal = fmt.Sprintf("this session holds its maximum of %d tasks; cancel running ones, or wait for finished ones to expire (ask for a shorter ttl), then try again", s.opts.PerSession)
 	case s.total >= s.opts.Total:
 		refusal = fmt.Sprintf("the server holds its maximum of %d tasks; try again later", s.opts.Total)
 	}
 	if refusal != "" {
-		if len(o.tasks) == 0 {
+		if len(tasks) == 0 {
 			delete(s.owners, r.owner)
 		}
 		s.mu.Unlock()
@@ -261,7 +258,7 @@ func (s *taskStore) create(r taskRequest) (any, *jsonrpc.Error) {
 	}
 	s.seq++
 	t.seq = s.seq
-	o.tasks[t.id] = t
+	tasks[t.id] = t
 	s.total++
 	t.expiry = time.AfterFunc(ttl, func() { s.expire(r.owner, t) })
 	state := s.stateLocked(t)
@@ -298,7 +295,11 @@ func (s *taskStore) finish(t *task, res *mcp.CallToolResult, callErr error, meta
 			// 2025-11-25 counts a tool's error result as a failed task.
 			status, message = taskFailed, "the tool reported an error: tasks/result has it"
 		}
-		res.Meta = meta
+		// The server's key, whatever the module wrote under it.
+		if res.Meta == nil {
+			res.Meta = mcp.Meta{}
+		}
+		maps.Copy(res.Meta, meta)
 		var err error
 		if result, err = json.Marshal(res); err != nil {
 			status, message = taskFailed, "the tool's result could not be encoded"
@@ -343,16 +344,16 @@ func (s *taskStore) cancelLocked(t *task, message string) {
 func (s *taskStore) expire(owner string, t *task) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	o := s.owners[owner]
-	if o == nil || o.tasks[t.id] != t {
+	tasks := s.owners[owner]
+	if tasks[t.id] != t {
 		return
 	}
 	if t.status == taskWorking {
 		s.cancelLocked(t, "The task's time to live ran out.")
 	}
-	delete(o.tasks, t.id)
+	delete(tasks, t.id)
 	s.total--
-	if len(o.tasks) == 0 {
+	if len(tasks) == 0 {
 		delete(s.owners, owner)
 	}
 }
@@ -364,17 +365,15 @@ func (s *taskStore) endOwner(owner string) <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var running []*task
-	if o := s.owners[owner]; o != nil {
-		for _, t := range o.tasks {
-			if t.status == taskWorking {
-				s.cancelLocked(t, "The session ended.")
-				running = append(running, t)
-			}
-			t.expiry.Stop()
-			s.total--
+	for _, t := range s.owners[owner] {
+		if t.status == taskWorking {
+			s.cancelLocked(t, "The session ended.")
+			running = append(running, t)
 		}
-		delete(s.owners, owner)
+		t.expiry.Stop()
+		s.total--
 	}
+	delete(s.owners, owner)
 	returned := make(chan struct{})
 	go func() {
 		for _, t := range running {
@@ -389,10 +388,8 @@ func (s *taskStore) endOwner(owner string) <-chan struct{} {
 func (s *taskStore) find(owner, id string) (*task, *jsonrpc.Error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if o := s.owners[owner]; o != nil {
-		if t := o.tasks[id]; t != nil {
-			return t, nil
-		}
+	if t := s.owners[owner][id]; t != nil {
+		return t, nil
 	}
 	// Another session's task is not found either: whether it exists is
 	// not this client's to know.
@@ -415,11 +412,9 @@ func (s *taskStore) list(owner, cursor string) (any, *jsonrpc.Error) {
 	defer s.mu.Unlock()
 	var page []*task
 	var more bool
-	if o := s.owners[owner]; o != nil {
-		for _, t := range o.tasks {
-			if t.seq > after {
-				page = append(page, t)
-			}
+	for _, t := range s.owners[owner] {
+		if t.seq > after {
+			page = append(page, t)
 		}
 	}
 	slices.SortFunc(page, func(a, b *task) int { return cmp.Compare(a.seq, b.seq) })

@@ -129,9 +129,11 @@ func TestTaskRunsAndKeepsItsResult(t *testing.T) {
 	}
 	result := make(chan json.RawMessage, 1)
 	go func() { result <- mustAsk(t, s, "a", "tasks/result", `{"taskId":"`+id+`"}`) }()
-	call.answer <- &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}
+	// The module's own _meta stays, but for the server's key.
+	call.answer <- &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}},
+		Meta: mcp.Meta{relatedTaskKey: map[string]string{"taskId": "forged"}, "com.example/k": 1}}
 	got := string(<-result)
-	if !strings.Contains(got, `"text":"done"`) || !strings.Contains(got, `"io.modelcontextprotocol/related-task":{"taskId":"`+id+`"}`) {
+	if !strings.Contains(got, `"text":"done"`) || !strings.Contains(got, `"io.modelcontextprotocol/related-task":{"taskId":"`+id+`"}`) || !strings.Contains(got, `"com.example/k":1`) {
 		t.Errorf("tasks/result = %s", got)
 	}
 	if st := status(t, s, "a", id); st.Status != taskCompleted {
