@@ -406,3 +406,52 @@ func TestPolledTaskKeepsItsSession(t *testing.T) {
 	}
 	httpPost(t, srv.URL, `{"jsonrpc":"2.0","id":3,"method":"tasks/cancel","params":{"taskId":"`+created.Task.TaskID+`"}}`, header)
 }
+
+// reportingCalls is a Caller whose calls log a line and report progress
+// through the reporter they are given, and return.
+type reportingCalls struct{ Caller }
+
+func (reportingCalls) Call(_ context.Context, _ string, _ json.RawMessage, rep sandbox.Reporter) (*mcp.CallToolResult, error) {
+	rep.Log(1, "working")
+	rep.Progress(1, 2, "half")
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+}
+
+// TestTaskReportsNameTheirTask checks that a task's log messages and
+// progress reach its session with the related-task key.
+func TestTaskReportsNameTheirTask(t *testing.T) {
+	s, _ := newHeldStore(t, TaskOptions{})
+	s.calls = reportingCalls{}
+	srv := serveDir(t, t.TempDir(), Options{})
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := srv.mcp.Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	logs, progress := make(chan mcp.Meta, 1), make(chan mcp.Meta, 1)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{
+		LoggingMessageHandler:       func(_ context.Context, r *mcp.LoggingMessageRequest) { logs <- r.Params.Meta },
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) { progress <- r.Params.Meta },
+	}).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if err := cs.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+		t.Fatal(err)
+	}
+	out, rpcErr := s.answer(taskRequest{ctx: context.Background(), owner: "a", session: ss, method: "tools/call",
+		params: json.RawMessage(`{"name":"slow","arguments":{},"task":{},"_meta":{"progressToken":"p"}}`)})
+	if rpcErr != nil {
+		t.Fatal(rpcErr)
+	}
+	id := out.(struct {
+		Task any `json:"task"`
+	}).Task.(taskState).TaskID
+	for what, ch := range map[string]chan mcp.Meta{"log message": logs, "progress": progress} {
+		if got, _ := json.Marshal((<-ch)[relatedTaskKey]); string(got) != `{"taskId":"`+id+`"}` {
+			t.Errorf("%s's related task: %s; want %s", what, got, id)
+		}
+	}
+}
