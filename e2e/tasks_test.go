@@ -187,6 +187,16 @@ func checkTasks(t *testing.T, s *server, init rpcReply, peer, other rpcPeer) {
 	}
 	wantCode(t, "cancel of a finished task", peer("tasks/cancel", taskParams(created.TaskID)), -32602)
 
+	// Arguments are checked as any call's: the task fails with the
+	// validation's isError.
+	bad := createTask(t, peer, `{"name":"search_invoices","arguments":{"startDate":"yesterday"},"task":{}}`)
+	if res := peer("tasks/result", taskParams(bad.TaskID)); !strings.Contains(string(res.Result), `"isError":true`) {
+		t.Errorf("tasks/result of bad arguments = %s %+v", res.Result, res.Error)
+	}
+	if st := getTask(t, peer, bad.TaskID); st.Status != "failed" {
+		t.Errorf("task of bad arguments: %+v", st)
+	}
+
 	// A tool that runs only as a task, stopped by tasks/cancel.
 	wantCode(t, "plain call of a task-only tool", peer("tools/call", `{"name":"task_spin","arguments":{}}`), -32601)
 	spin := createTask(t, peer, `{"name":"task_spin","arguments":{},"task":{}}`)
@@ -207,9 +217,9 @@ func checkTasks(t *testing.T, s *server, init rpcReply, peer, other rpcPeer) {
 		t.Errorf("after tasks/cancel: %+v", st)
 	}
 
-	// A flood: the session holds at most 64 tasks, these two among them.
+	// A flood: the session holds at most 64 tasks, these three among them.
 	var refused *rpcReply
-	for i := 2; i < 70 && refused == nil; i++ {
+	for i := 3; i < 70 && refused == nil; i++ {
 		if r := peer("tools/call", search); r.Error != nil {
 			refused = &r
 		}
