@@ -14,7 +14,8 @@ var fields = map[string][]string{
 	"permissions":          {"env", "dirs", "http", "secrets"},
 	"dir":                  {"guest", "write"},
 	"http":                 {"host", "methods"},
-	"tool":                 {"name", "title", "description", "inputSchema", "outputSchema", "annotations", "icons", "_meta", "output", "client", "examples"},
+	"tool":                 {"name", "title", "description", "inputSchema", "outputSchema", "annotations", "icons", "_meta", "output", "client", "examples", "execution"},
+	"execution":            {"taskSupport"},
 	"tool ui":              {"resourceUri", "visibility"},
 	"example":              {"name", "arguments", "result", "contains", "isError"},
 	"annotations":          {"title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"},
@@ -75,9 +76,11 @@ func checkKeys(data []byte) error {
 		if err != nil {
 			return fmt.Errorf("tool %d: %w", i, err)
 		}
-		if raw, ok := tool["annotations"]; ok {
-			if _, err := members("annotations", raw); err != nil {
-				return fmt.Errorf("tool %d: %w", i, err)
+		for _, kind := range [...]string{"annotations", "execution"} {
+			if raw, ok := tool[kind]; ok {
+				if _, err := members(kind, raw); err != nil {
+					return fmt.Errorf("tool %d: %w", i, err)
+				}
 			}
 		}
 		if err := checkIconKeys(tool["icons"]); err != nil {

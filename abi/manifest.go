@@ -137,7 +137,37 @@ type Tool struct {
 	// Examples are calls the tool's author declares with the answer each
 	// must get. `wasmcp test` runs them in the sandbox; the server neither
 	// runs nor serves them.
-	Examples []Example `json:"examples,omitempty"`
+	Examples  []Example  `json:"examples,omitempty"`
+	Execution *Execution `json:"execution,omitempty"`
+}
+
+// Execution is how a tool may be run: MCP's Tool.execution.
+type Execution struct {
+	// TaskSupport says whether a call may, or must, run as a task that the
+	// client polls (MCP 2025-11-25 tasks). The zero value means
+	// TaskForbidden.
+	TaskSupport TaskSupport `json:"taskSupport,omitempty"`
+}
+
+// TaskSupport says whether a tool's calls run as tasks.
+type TaskSupport string
+
+// The kinds of task support, as MCP names them.
+const (
+	// TaskForbidden: a call never runs as a task.
+	TaskForbidden TaskSupport = "forbidden"
+	// TaskOptional: a client may run a call as a task, or wait for it.
+	TaskOptional TaskSupport = "optional"
+	// TaskRequired: a call runs only as a task.
+	TaskRequired TaskSupport = "required"
+)
+
+// Tasks returns the tool's task support, resolving the default.
+func (t *Tool) Tasks() TaskSupport {
+	if t.Execution == nil || t.Execution.TaskSupport == "" {
+		return TaskForbidden
+	}
+	return t.Execution.TaskSupport
 }
 
 // Example is one call of a tool and what it must answer. With none of
@@ -273,6 +303,13 @@ func (t *Tool) check() error {
 	if err := t.Meta.check(); err != nil {
 		return err
 	}
+	if t.Execution != nil {
+		switch t.Execution.TaskSupport {
+		case "", TaskForbidden, TaskOptional, TaskRequired:
+		default:
+			return fmt.Errorf(`"execution.taskSupport" must be "forbidden", "optional" or "required", not %q`, t.Execution.TaskSupport)
+		}
+	}
 	switch t.Output {
 	case "", OutputText, OutputJSON, OutputResult:
 	default:
@@ -280,6 +317,12 @@ func (t *Tool) check() error {
 	}
 	if err := checkClient(t.Client); err != nil {
 		return err
+	}
+	if len(t.Client) > 0 && t.Tasks() != TaskForbidden {
+		// A task runs apart from any request, with no stream to ask on;
+		// 2025-11-25 would have it ask through tasks/result, which the
+		// server does not do yet.
+		return errors.New(`a tool that asks the client ("client") cannot run as a task: leave out "execution.taskSupport", or the asks`)
 	}
 	if len(t.OutputSchema) > 0 {
 		if err := checkObjectRoot("outputSchema", t.OutputSchema); err != nil {

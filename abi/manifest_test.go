@@ -347,6 +347,11 @@ func TestParseManifestRejects(t *testing.T) {
 		{"output wrong case", withTools(toolJSON("t", `"output":"JSON"`)), `not "JSON"`},
 		{"output as number", withTools(toolJSON("t", `"output":1`)), "not valid JSON"},
 
+		// Task support.
+		{"taskSupport unknown", withTools(toolJSON("t", `"execution":{"taskSupport":"always"}`)), `"execution.taskSupport" must be "forbidden", "optional" or "required", not "always"`},
+		{"taskSupport wrong case", withTools(toolJSON("t", `"execution":{"taskSupport":"Optional"}`)), `not "Optional"`},
+		{"unknown execution field", withTools(toolJSON("t", `"execution":{"ttl":1}`)), `unknown field "ttl" in the execution`},
+
 		// Unknown fields at every level.
 		{"unknown top-level field", `{"abi":1,"tools":[` + okTool + `],"extra":true}`, `unknown field "extra"`},
 		{"misspelt tool field", withTools(`{"name":"t","description":"d","inputSchema":{"type":"object"},"inputSchemas":{}}`), `unknown field "inputSchemas"`},
@@ -478,6 +483,24 @@ func TestStartKind(t *testing.T) {
 	for start, want := range map[Start]Start{"": StartCommand, StartCommand: StartCommand, StartReactor: StartReactor} {
 		if got := (&Manifest{Start: start}).StartKind(); got != want {
 			t.Errorf("StartKind() of %q = %q, want %q", start, got, want)
+		}
+	}
+}
+
+func TestToolTasks(t *testing.T) {
+	for manifest, want := range map[string]TaskSupport{
+		``:                TaskForbidden,
+		`,"execution":{}`: TaskForbidden,
+		`,"execution":{"taskSupport":"forbidden"}`: TaskForbidden,
+		`,"execution":{"taskSupport":"optional"}`:  TaskOptional,
+		`,"execution":{"taskSupport":"required"}`:  TaskRequired,
+	} {
+		m, err := ParseManifest([]byte(`{"abi":1,"tools":[{"name":"a","description":"d","inputSchema":{"type":"object"}` + manifest + `}]}`))
+		if err != nil {
+			t.Fatalf("ParseManifest(%s): %v", manifest, err)
+		}
+		if got := m.Tools[0].Tasks(); got != want {
+			t.Errorf("Tasks() of %s = %q, want %q", manifest, got, want)
 		}
 	}
 }

@@ -114,10 +114,26 @@ type Config struct {
 	RequestStateKey []byte
 	// HTTP configures Handler.
 	HTTP HTTPConfig
+	// Tasks bound the tool calls run as MCP tasks.
+	Tasks TaskConfig
 	// ShutdownGrace bounds how long, once ServeStdio's context ends,
 	// calls in flight may finish before they are cancelled (default 10
 	// s; negative: none).
 	ShutdownGrace time.Duration
+}
+
+// TaskConfig bounds the tool calls run as MCP 2025-11-25 tasks. Zero
+// fields take the defaults noted.
+type TaskConfig struct {
+	// PerSession bounds the tasks one session holds, running or finished
+	// and kept (default 64).
+	PerSession int
+	// Total bounds the tasks all sessions hold together (default 1024).
+	Total int
+	// MaxTTL bounds how long a task is kept from its creation, whatever
+	// its client asks (default an hour); a task still running then is
+	// cancelled.
+	MaxTTL time.Duration
 }
 
 // Limits bound one call.
@@ -296,6 +312,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.mcp = mcpserver.New(s.registry, s.calls, mcpserver.Options{
 		Version: cfg.Version, Logger: cfg.Logger, ListChanged: cfg.Watch, RequestBudget: cfg.RequestBudget,
 		PollInterval: cfg.HTTP.PollInterval, RequestStateKey: cfg.RequestStateKey,
+		Tasks: mcpserver.TaskOptions(cfg.Tasks),
 	})
 	if cfg.Watch {
 		if err := s.watch(); err != nil {

@@ -29,6 +29,10 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	budget := abi.Size(host.DefaultRequestBudget)
 	fs.Var(&budget, "request-budget", "bytes of request bodies held at once, over all clients; past it, an HTTP request is refused busy before its body is read, and stdio input waits (at least 4MiB)")
 	stateKeyFile := fs.String("request-state-key-file", "", "sign the requestState of 2026-07-28 calls whose tools ask the client with the key in `FILE` (at least 32 bytes; the same file on every replica); none: a random key per process, which holds only with one replica")
+	var tasks host.TaskConfig
+	fs.IntVar(&tasks.PerSession, "max-tasks-per-session", 64, "tool calls run as tasks that one session holds, running or kept; past it, a new task is refused")
+	fs.IntVar(&tasks.Total, "max-tasks", 1024, "tool calls run as tasks that all sessions hold together; past it, a new task is refused")
+	fs.DurationVar(&tasks.MaxTTL, "task-max-ttl", time.Hour, "how long a task is kept at most from its creation, whatever its client asks; one still running then is cancelled")
 	var web httpFlags
 	web.register(fs)
 	if code, ok := parse(ctx, fs, args, stderr, "[flags]"); !ok {
@@ -44,6 +48,10 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	if budget < host.MaxMessageSize {
 		fmt.Fprintf(stderr, "wasmcp serve: --request-budget must be at least %s, the largest request\n", abi.Size(host.MaxMessageSize))
+		return exitUsage
+	}
+	if tasks.PerSession < 1 || tasks.Total < 1 || tasks.MaxTTL <= 0 {
+		fmt.Fprintln(stderr, "wasmcp serve: --max-tasks-per-session, --max-tasks and --task-max-ttl must be positive")
 		return exitUsage
 	}
 	httpCfg, err := web.handlerOptions()
@@ -65,6 +73,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	srv, log, err := hf.open(ctx, stderr, func(c *host.Config) {
 		c.RequestStateKey = stateKey
 		c.HTTP = httpCfg
+		c.Tasks = tasks
 		c.Watch = *watchDir
 		c.Metrics = *addr != ""
 		if *addr != "" {

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"bytes"
+	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -109,7 +110,10 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	stateless := base
 	stateless.Stateless = true
 	// Only sessions' streams can be resumed: 2026-07-28 has none.
-	base.EventStore = newEventStore(opts.EventStoreSize, ids.restoreStored, ids.forgetScope)
+	base.EventStore = newEventStore(opts.EventStoreSize, ids.restoreStored, func(sessionID string) {
+		ids.forgetScope(sessionID)
+		s.tasks.endOwner(httpOwner(sessionID))
+	})
 	// MCP 2026-07-28 cancels a request over HTTP by closing its response
 	// stream: the call's context ends with its HTTP request.
 	stateless.PropagateRequestCancellation = true
@@ -124,6 +128,9 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		budgetSize:  s.budgetSize,
 		streams:     semaphore.NewWeighted(int64(opts.MaxStreams)),
 		maxStreams:  opts.MaxStreams,
+		tasks:       s.tasks,
+		mcpSessions: s.mcp.Sessions,
+		idleTimeout: opts.SessionIdleTimeout,
 	}
 	return withWriteStall(opts.WriteStallTimeout, log,
 		withJSONErrors(RequireBearer(opts.AuthToken, http.NewCrossOriginProtection().Handler(r))))
@@ -199,6 +206,9 @@ type router struct {
 	budgetSize          int64
 	streams             *semaphore.Weighted // long-lived streams open
 	maxStreams          int
+	tasks               *taskStore
+	mcpSessions         func() iter.Seq[*mcp.ServerSession]
+	idleTimeout         time.Duration // the SDK's, of sessions
 }
 
 func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -273,6 +283,14 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, http.StatusBadRequest, guard.ErrorResponse(id, guard.CodeInvalidRequest, noSession(v.Method)))
 		return
 	}
+	if v.Kind == guard.Request && sessionID != "" && rt.tasks.handles(v.Method, v.Params) {
+		if ss := rt.session(sessionID); ss != nil {
+			rt.answerTask(w, r, id, v, release, ss)
+			return
+		}
+		// The SDK answers that the session is not found, or not
+		// initialized.
+	}
 	if v.Kind == guard.Request && !guard.PlainID(v.ID) {
 		sub := rt.ids.substitute(sessionID, v.ID)
 		body, _ = guard.WithMember(body, "id", sub)
@@ -337,6 +355,84 @@ func noSession(method string) string {
 		"On protocol 2025-11-25, send initialize first and repeat the Mcp-Session-Id of its answer on every later request; "+
 		"on %s, which has no sessions, send the MCP-Protocol-Version: %s header and the protocol version in the request's _meta", method, modernVersion, modernVersion)
 }
+
+// session returns the initialized 2025-11-25 session id, or nil.
+func (rt *router) session(id string) *mcp.ServerSession {
+	for ss := range rt.mcpSessions() {
+		if ss.ID() == id {
+			if ss.InitializeParams() == nil {
+				return nil
+			}
+			return ss
+		}
+	}
+	return nil
+}
+
+// answerTask answers v, a request of the tasks protocol in session ss,
+// whose id is id. A tasks/result may wait for long, so, like a
+// subscriptions/listen, its request must be small and gives its body's
+// share of the budget back before it waits; the connection it holds is
+// the listener's to bound.
+func (rt *router) answerTask(w http.ResponseWriter, r *http.Request, id json.RawMessage, v guard.Verdict, release func(), ss *mcp.ServerSession) {
+	params := v.Params
+	if v.Method == "tasks/result" {
+		if len(params) > maxStreamRequest {
+			writeRPCError(w, http.StatusRequestEntityTooLarge, guard.ErrorResponse(id, guard.CodeInvalidRequest,
+				fmt.Sprintf("invalid request: a tasks/result request is at most %s", abi.Size(maxStreamRequest))))
+			return
+		}
+		params = bytes.Clone(params)
+		release()
+	}
+	// The SDK sees none of this, and would close a session that only polls
+	// its tasks as idle, cancelling them: it is told of the request as it
+	// begins, while it waits, and as it ends.
+	rt.keepAlive(r)
+	defer rt.keepAlive(r)
+	if v.Method == "tasks/result" && rt.idleTimeout > 0 {
+		tick := time.NewTicker(rt.idleTimeout / 2)
+		defer tick.Stop()
+		waited := make(chan struct{})
+		defer close(waited)
+		go func() {
+			for {
+				select {
+				case <-tick.C:
+					rt.keepAlive(r)
+				case <-waited:
+					return
+				}
+			}
+		}()
+	}
+	answer := rt.tasks.taskResponse(id, taskRequest{ctx: r.Context(), owner: httpOwner(ss.ID()), session: ss, method: v.Method, params: params})
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(answer)
+}
+
+// keepAliveBody is what keepAlive hands the SDK: a progress notification
+// of no request, which it takes and drops.
+const keepAliveBody = `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"wasmcp-keepalive","progress":0}}`
+
+// keepAlive has the SDK count a request in r's session, so that its idle
+// timeout starts again.
+func (rt *router) keepAlive(r *http.Request) {
+	req := r.Clone(context.WithoutCancel(r.Context()))
+	req.Body = io.NopCloser(strings.NewReader(keepAliveBody))
+	req.ContentLength = int64(len(keepAliveBody))
+	rt.stateful.ServeHTTP(discardResponse{http.Header{}}, req)
+}
+
+// discardResponse is a ResponseWriter that drops what it is given.
+type discardResponse struct{ header http.Header }
+
+func (d discardResponse) Header() http.Header         { return d.header }
+func (d discardResponse) Write(p []byte) (int, error) { return len(p), nil }
+func (d discardResponse) WriteHeader(int)             {}
+
+// httpOwner is the owner of a 2025-11-25 HTTP session's tasks.
+func httpOwner(sessionID string) string { return "http:" + sessionID }
 
 // openStream takes one of the long-lived streams for r, whose id is id
 // (nil for a GET), or refuses it, and reports whether it may go on. Each

@@ -19,6 +19,7 @@ type clientReporter struct {
 	session *mcp.ServerSession
 	token   any
 	tool    string
+	meta    mcp.Meta // on each notification: a task's related-task key
 }
 
 func newClientReporter(ctx context.Context, req *mcp.CallToolRequest, tool string) *clientReporter {
@@ -35,6 +36,7 @@ func (r *clientReporter) Log(level int32, msg string) {
 		Level:  mcp.LoggingLevel(abi.LevelNames[level]),
 		Logger: r.tool,
 		Data:   msg,
+		Meta:   r.meta,
 	})
 }
 
@@ -42,7 +44,7 @@ func (r *clientReporter) Progress(progress, total float64, msg string) {
 	if r.session == nil || r.token == nil {
 		return
 	}
-	p := &mcp.ProgressNotificationParams{ProgressToken: r.token, Progress: progress, Message: msg}
+	p := &mcp.ProgressNotificationParams{ProgressToken: r.token, Progress: progress, Message: msg, Meta: r.meta}
 	if !math.IsNaN(total) {
 		p.Total = total
 	}

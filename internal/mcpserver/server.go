@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/internal/mcpserver/internal/guard"
 	"github.com/wasmcp/wasmcp/internal/registry"
 	"github.com/wasmcp/wasmcp/internal/sandbox"
 )
@@ -40,6 +41,8 @@ type Server struct {
 	// states signs and checks the requestStates of tools that ask the
 	// client on 2026-07-28.
 	states *stateSigner
+	// tasks runs and keeps the tool calls made as tasks.
+	tasks *taskStore
 }
 
 // Options configure New.
@@ -68,6 +71,8 @@ type Options struct {
 	// them back; at least MinStateKey bytes. Empty: a random key of this
 	// process's own, which holds only with one replica.
 	RequestStateKey []byte
+	// Tasks bound the tool calls run as tasks (MCP 2025-11-25).
+	Tasks TaskOptions
 }
 
 // DefaultRequestBudget is the request budget of a zero
@@ -141,6 +146,11 @@ func New(reg *registry.Registry, calls Caller, opts Options) *Server {
 			Resources: &mcp.ResourceCapabilities{ListChanged: opts.ListChanged, Subscribe: true},
 		},
 	})
+	// Each middleware added wraps those before it: the task fields are
+	// added to the SDK's answers first, and the cache hints of an older
+	// session taken out of the whole.
+	s.tasks = newTaskStore(calls, reg.Current, opts.Tasks)
+	s.mcp.AddReceivingMiddleware(taskFields(reg.Current))
 	s.mcp.AddReceivingMiddleware(withoutLegacyCacheHints)
 	if opts.PollInterval > 0 {
 		s.mcp.AddReceivingMiddleware(pollStreams(opts.PollInterval))
@@ -177,7 +187,13 @@ func (s *Server) sync(calls Caller, old, new *registry.Catalog) {
 	syncList(s, "tool", oldTools, new.Tools, func(t *registry.Tool) string { return t.Spec.Name }, new.Lookup,
 		s.mcp.RemoveTools, func(t *registry.Tool) {
 			spec := t.Spec
+			required := spec.Tasks() == abi.TaskRequired
 			s.mcp.AddTool(Tool(spec), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				if required {
+					// Only where no session's transport answered first
+					// (taskStore.handles): a 2026-07-28 request.
+					return nil, &jsonrpc.Error{Code: guard.CodeMethodNotFound, Message: requiredRefusal(spec.Name)}
+				}
 				return s.call(ctx, calls, spec, req)
 			})
 		})

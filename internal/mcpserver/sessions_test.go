@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"io"
 	"iter"
 	"net/http"
 	"net/http/httptest"
@@ -100,6 +101,9 @@ func TestEvictedSessionIsNotFound(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// To its end, as a client does: a stream's priming event comes
+		// before its answer.
+		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		return resp
 	}

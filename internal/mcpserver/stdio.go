@@ -2,7 +2,10 @@ package mcpserver
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -62,6 +65,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, op
 	if err != nil {
 		return fmt.Errorf("starting MCP session: %w", err)
 	}
+	c.tasks, c.session, c.owner = s.tasks, session, "stdio:"+rand.Text()
 	readErr := make(chan error, 1)
 	go func() { readErr <- c.readFrom(in) }()
 
@@ -88,17 +92,21 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, op
 	if wait > 0 && !c.calls.wait(wait) {
 		log.Warn("calls still running at the end of the wait are cancelled", "wait", wait)
 	}
+	// The client's tasks end with it; a tasks/result still waiting is
+	// answered.
+	tasksReturned := s.tasks.endOwner(c.owner)
 	// Input ends for the SDK only now: at end of input it cancels the
 	// calls still running and drops their answers.
 	c.Close()
 	// The SDK's Close waits for every answer to be written, and a client
 	// that does not read stdout can hold a write forever: the wait is
 	// bounded by what is left of ours, and at least long enough for
-	// calls just cancelled to return.
+	// calls just cancelled, the tasks' among them, to return.
 	ended := make(chan struct{})
 	go func() {
 		session.Close()
 		_ = session.Wait()
+		<-tasksReturned
 		close(ended)
 	}()
 	t := time.NewTimer(max(time.Until(end), cancelWait))
@@ -134,6 +142,11 @@ type stdioConn struct {
 	log   *slog.Logger
 	ids   *idSwaps
 	calls *pending
+	// tasks answers the tasks requests of the connection's session, as
+	// owner.
+	tasks   *taskStore
+	session *mcp.ServerSession
+	owner   string
 
 	msgs      chan jsonrpc.Message // from readFrom to Read
 	closed    chan struct{}        // by Close: Read returns io.EOF
@@ -231,6 +244,13 @@ func (c *stdioConn) take(msg []byte) bool {
 	case err != nil:
 		return false
 	}
+	if c.tasks.handles(req.Method, v.Params) {
+		// Answered here, as the SDK knows no tasks; tasks/result may wait
+		// long, so each is answered in the background, held against the
+		// budget as any request is.
+		go c.answerTask(req, bytes.Clone(v.ID), v.Params)
+		return true
+	}
 	if !c.hand(m) {
 		c.calls.written(c.calls.answered(req.ID))
 		return false
@@ -245,6 +265,21 @@ func (c *stdioConn) take(msg []byte) bool {
 		}
 	}
 	return true
+}
+
+// answerTask answers req, a request of the tasks protocol whose id the
+// client wrote as id, once the session is initialized.
+func (c *stdioConn) answerTask(req *jsonrpc.Request, id, params json.RawMessage) {
+	var answer []byte
+	if c.session.InitializeParams() == nil {
+		answer = guard.ErrorResponse(id, guard.CodeInvalidRequest, "invalid request: the session is not initialized; send initialize first")
+	} else {
+		answer = c.tasks.taskResponse(id, taskRequest{ctx: context.Background(), owner: c.owner, session: c.session, method: req.Method, params: params})
+	}
+	c.ids.answered(req.ID)
+	r := c.calls.answered(req.ID)
+	c.write(append(answer, '\n'))
+	c.calls.written(r)
 }
 
 // hand hands m to the SDK, unless the SDK's input has ended. It reports

@@ -234,11 +234,24 @@ func ErrorResponse(id json.RawMessage, code int, message string) []byte {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
 	}{code, message})
-	out := make([]byte, 0, len(`{"jsonrpc":"2.0","id":,"error":}`)+len(id)+len(e))
+	return response(id, "error", e)
+}
+
+// ResultResponse is the JSON-RPC response to the request id, whose result
+// is the encoded result; the id is written as ErrorResponse writes it.
+func ResultResponse(id, result json.RawMessage) []byte {
+	return response(id, "result", result)
+}
+
+// response is the response to id with one member, name, beside it.
+func response(id json.RawMessage, name string, value []byte) []byte {
+	out := make([]byte, 0, len(`{"jsonrpc":"2.0","id":,"":}`)+len(id)+len(name)+len(value))
 	out = append(out, `{"jsonrpc":"2.0","id":`...)
 	out = append(out, id...)
-	out = append(out, `,"error":`...)
-	out = append(out, e...)
+	out = append(out, `,"`...)
+	out = append(out, name...)
+	out = append(out, `":`...)
+	out = append(out, value...)
 	return append(out, '}')
 }
 

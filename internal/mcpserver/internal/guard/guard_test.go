@@ -669,3 +669,12 @@ func referenceCheckID(raw json.RawMessage) (json.RawMessage, bool) {
 	}
 	return nil, false
 }
+
+func TestResultResponse(t *testing.T) {
+	for _, id := range []string{`1`, `"\u0061"`, "\"<&>\u2028\"", `9223372036854775807`} {
+		out := ResultResponse(json.RawMessage(id), json.RawMessage(`{"tasks":[]}`))
+		if want := `{"jsonrpc":"2.0","id":` + id + `,"result":{"tasks":[]}}`; string(out) != want {
+			t.Errorf("ResultResponse(%s) = %s; want %s", id, out, want)
+		}
+	}
+}

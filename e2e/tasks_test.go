@@ -1,0 +1,279 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// rpcPeer sends one JSON-RPC request and returns its reply, over some
+// transport, in one session. The Go SDK's client has no tasks API, so the
+// tasks tests speak raw JSON-RPC.
+type rpcPeer func(method, params string) rpcReply
+
+// tasksDir is a tool directory of the search_invoices example (its
+// taskSupport is "optional") and task_spin, which spins until it is
+// stopped and runs only as a task.
+func tasksDir(t *testing.T) string {
+	t.Helper()
+	writeHostile(t)
+	dir := t.TempDir()
+	copyFile(t, filepath.Join(toolsDir, "search_invoices.wasm"), filepath.Join(dir, "search_invoices.wasm"))
+	copyFile(t, filepath.Join(toolsDir, "loop.wasm"), filepath.Join(dir, "task_spin.wasm"))
+	manifest := `{"abi":1,"tools":[{"name":"task_spin","description":"spins until stopped","inputSchema":{"type":"object"},
+		"execution":{"taskSupport":"required"}}],"limits":{"timeout":"1h"}}`
+	if err := os.WriteFile(filepath.Join(dir, "task_spin.manifest.json"), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// stdioTaskPeer starts a stdio server on dir and initializes its session;
+// end closes its input, and waits for it to exit.
+func stdioTaskPeer(t *testing.T, dir string, extra ...string) (peer rpcPeer, s *server, init rpcReply, end func()) {
+	p := startStdio(t, append([]string{"--tools", dir, "--log-level", "debug"}, extra...)...)
+	next := 0
+	peer = func(method, params string) rpcReply {
+		t.Helper()
+		next++
+		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, next, method, params))
+		return p.recv()
+	}
+	init = peer("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}`)
+	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return peer, p.srv, init, func() {
+		p.in.Close()
+		if err := p.srv.cmd.Wait(); err != nil {
+			t.Errorf("server exited with %v", err)
+		}
+	}
+}
+
+// httpTaskPeer starts a 2025-11-25 session with the HTTP server s; end
+// deletes it.
+func httpTaskPeer(t *testing.T, s *server) (peer rpcPeer, init rpcReply, end func()) {
+	t.Helper()
+	status, init, h := post(t, s.url, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, nil)
+	if status != http.StatusOK || h.Get("Mcp-Session-Id") == "" {
+		t.Fatalf("initialize: %d %+v", status, init)
+	}
+	header := map[string]string{"Mcp-Session-Id": h.Get("Mcp-Session-Id"), "Mcp-Protocol-Version": "2025-11-25"}
+	post(t, s.url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, header)
+	next := 0
+	return func(method, params string) rpcReply {
+			t.Helper()
+			next++
+			_, r, _ := post(t, s.url, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, next, method, params), header)
+			return r
+		}, init, func() {
+			req, _ := http.NewRequest(http.MethodDelete, s.url, nil)
+			for k, v := range header {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+		}
+}
+
+// TestTaskRequestsOutOfTurn sends what a well-behaved client does not:
+// tasks requests before initialize over stdio, and over HTTP a tasks/result
+// too large to be held while it waits.
+func TestTaskRequestsOutOfTurn(t *testing.T) {
+	dir := tasksDir(t)
+	p := startStdio(t, "--tools", dir)
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"tasks/list","params":{}}`)
+	wantCode(t, "tasks/list before initialize", p.recv(), -32600)
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search_invoices","arguments":{},"task":{}}}`)
+	wantCode(t, "a task before initialize", p.recv(), -32600)
+
+	s := startHTTPIn(t, dir)
+	peer, _, _ := httpTaskPeer(t, s)
+	huge := `{"taskId":"x","pad":"` + strings.Repeat("a", 32<<10) + `"}`
+	wantCode(t, "a huge tasks/result", peer("tasks/result", huge), -32600)
+	wantCode(t, "tasks/get after it", peer("tasks/get", taskParams("x")), -32602)
+}
+
+// TestTaskFlags serves tasks with bounds of the operator's.
+func TestTaskFlags(t *testing.T) {
+	peer, _, _, _ := stdioTaskPeer(t, tasksDir(t), "--max-tasks-per-session", "1", "--task-max-ttl", "1m")
+	search := `{"name":"search_invoices","arguments":{"startDate":"2026-01-01","endDate":"2026-01-31"},"task":{"ttl":3600000}}`
+	if created := createTask(t, peer, search); created.TTL != 60000 {
+		t.Errorf("ttl %d; want --task-max-ttl, 60000", created.TTL)
+	}
+	r := peer("tools/call", search)
+	if r.Error == nil || !strings.Contains(r.Error.Message, "maximum of 1 tasks") {
+		t.Errorf("a second task: %s %+v", r.Result, r.Error)
+	}
+}
+
+// TestTasks runs tool calls as tasks over stdio and in HTTP sessions: the
+// example search_invoices, whose result is kept, and task_spin, which only
+// tasks/cancel stops. Another session sees none of them, and a flood of
+// tasks meets the per-session bound.
+func TestTasks(t *testing.T) {
+	dir := tasksDir(t)
+	httpServer := startHTTPIn(t, dir, "--log-level", "debug")
+	for _, tr := range []string{"stdio", "http"} {
+		t.Run(tr, func(t *testing.T) {
+			var peer, other rpcPeer
+			var init rpcReply
+			var end func()
+			s := httpServer
+			if tr == "stdio" {
+				peer, s, init, _ = stdioTaskPeer(t, dir)
+				other, _, _, _ = stdioTaskPeer(t, dir)
+			} else {
+				peer, init, _ = httpTaskPeer(t, s)
+				other, _, _ = httpTaskPeer(t, s)
+			}
+			checkTasks(t, s, init, peer, other)
+
+			// A session that ends cancels its tasks.
+			if tr == "stdio" {
+				peer, s, _, end = stdioTaskPeer(t, dir)
+			} else {
+				peer, _, end = httpTaskPeer(t, s)
+			}
+			s.stderr.reset()
+			createTask(t, peer, `{"name":"task_spin","arguments":{},"task":{}}`)
+			s.waitLog(t, "run started", "tool=task_spin")
+			end()
+			s.waitLog(t, "msg=call", "tool=task_spin", "outcome=cancelled")
+		})
+	}
+}
+
+func checkTasks(t *testing.T, s *server, init rpcReply, peer, other rpcPeer) {
+	if !strings.Contains(string(init.Result), `"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`) {
+		t.Errorf("initialize declares no tasks capability: %s", init.Result)
+	}
+	var list struct {
+		Tools []struct {
+			Name      string `json:"name"`
+			Execution struct {
+				TaskSupport string `json:"taskSupport"`
+			} `json:"execution"`
+		} `json:"tools"`
+	}
+	json.Unmarshal(peer("tools/list", `{}`).Result, &list)
+	support := map[string]string{}
+	for _, tool := range list.Tools {
+		support[tool.Name] = tool.Execution.TaskSupport
+	}
+	if support["search_invoices"] != "optional" || support["task_spin"] != "required" {
+		t.Errorf("tools/list task support: %v", support)
+	}
+
+	// The example, as a task asking to be kept far longer than the server
+	// keeps any.
+	search := `{"name":"search_invoices","arguments":{"startDate":"2026-01-01","endDate":"2026-01-31","status":"paid"},"task":{"ttl":1e15}}`
+	created := createTask(t, peer, search)
+	if created.TTL != 3600000 {
+		t.Errorf("ttl %d; want the server's maximum, 3600000", created.TTL)
+	}
+	res := peer("tasks/result", taskParams(created.TaskID))
+	if res.Error != nil || !strings.Contains(string(res.Result), `"total":2230.5`) || !strings.Contains(string(res.Result), `"io.modelcontextprotocol/related-task":{"taskId":"`+created.TaskID+`"}`) {
+		t.Errorf("tasks/result = %s %+v", res.Result, res.Error)
+	}
+	if st := getTask(t, peer, created.TaskID); st.Status != "completed" {
+		t.Errorf("after its result: %+v", st)
+	}
+	wantCode(t, "cancel of a finished task", peer("tasks/cancel", taskParams(created.TaskID)), -32602)
+
+	// Arguments are checked as any call's: the task fails with the
+	// validation's isError.
+	bad := createTask(t, peer, `{"name":"search_invoices","arguments":{"startDate":"yesterday"},"task":{}}`)
+	if res := peer("tasks/result", taskParams(bad.TaskID)); !strings.Contains(string(res.Result), `"isError":true`) {
+		t.Errorf("tasks/result of bad arguments = %s %+v", res.Result, res.Error)
+	}
+	if st := getTask(t, peer, bad.TaskID); st.Status != "failed" {
+		t.Errorf("task of bad arguments: %+v", st)
+	}
+
+	// A tool that runs only as a task, stopped by tasks/cancel.
+	wantCode(t, "plain call of a task-only tool", peer("tools/call", `{"name":"task_spin","arguments":{}}`), -32601)
+	spin := createTask(t, peer, `{"name":"task_spin","arguments":{},"task":{}}`)
+	s.waitLog(t, "run started", "tool=task_spin")
+	for _, method := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {
+		wantCode(t, "another session's "+method, other(method, taskParams(spin.TaskID)), -32602)
+	}
+	if r := other("tasks/list", `{}`); string(r.Result) != `{"tasks":[]}` {
+		t.Errorf("another session's tasks/list = %s", r.Result)
+	}
+	var cancelled taskStatus
+	json.Unmarshal(peer("tasks/cancel", taskParams(spin.TaskID)).Result, &cancelled)
+	if cancelled.Status != "cancelled" {
+		t.Errorf("tasks/cancel = %+v", cancelled)
+	}
+	s.waitLog(t, "msg=call", "tool=task_spin", "outcome=cancelled")
+	if st := getTask(t, peer, spin.TaskID); st.Status != "cancelled" {
+		t.Errorf("after tasks/cancel: %+v", st)
+	}
+
+	// A flood: the session holds at most 64 tasks, these three among them.
+	var refused *rpcReply
+	for i := 3; i < 70 && refused == nil; i++ {
+		if r := peer("tools/call", search); r.Error != nil {
+			refused = &r
+		}
+	}
+	if refused == nil || refused.Error.Code != -32603 || !strings.Contains(refused.Error.Message, "maximum of 64 tasks") {
+		t.Errorf("the 65th task: %+v", refused)
+	}
+	var page struct {
+		Tasks      []taskStatus `json:"tasks"`
+		NextCursor string       `json:"nextCursor"`
+	}
+	json.Unmarshal(peer("tasks/list", `{}`).Result, &page)
+	if len(page.Tasks) != 50 || page.NextCursor == "" || page.Tasks[0].TaskID != created.TaskID {
+		t.Errorf("tasks/list's first page: %d tasks, cursor %q", len(page.Tasks), page.NextCursor)
+	}
+	if r := peer("ping", `{}`); r.Error != nil {
+		t.Errorf("after the flood, ping: %+v", r.Error)
+	}
+}
+
+func wantCode(t *testing.T, name string, r rpcReply, code int) {
+	t.Helper()
+	if r.Error == nil || r.Error.Code != code {
+		t.Errorf("%s: %s %+v; want error %d", name, r.Result, r.Error, code)
+	}
+}
+
+// taskStatus is the part of MCP's Task these tests check.
+type taskStatus struct {
+	TaskID string `json:"taskId"`
+	Status string `json:"status"`
+	TTL    int64  `json:"ttl"`
+}
+
+func taskParams(id string) string { return `{"taskId":"` + id + `"}` }
+
+func createTask(t *testing.T, peer rpcPeer, params string) taskStatus {
+	t.Helper()
+	r := peer("tools/call", params)
+	var created struct {
+		Task taskStatus `json:"task"`
+	}
+	if err := json.Unmarshal(r.Result, &created); err != nil || r.Error != nil || created.Task.TaskID == "" || created.Task.Status != "working" {
+		t.Fatalf("tools/call as a task: %s %+v", r.Result, r.Error)
+	}
+	return created.Task
+}
+
+func getTask(t *testing.T, peer rpcPeer, id string) taskStatus {
+	t.Helper()
+	var st taskStatus
+	r := peer("tasks/get", taskParams(id))
+	if err := json.Unmarshal(r.Result, &st); err != nil || r.Error != nil {
+		t.Fatalf("tasks/get: %s %+v", r.Result, r.Error)
+	}
+	return st
+}

@@ -1,0 +1,568 @@
+package mcpserver
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/internal/mcpserver/internal/guard"
+	"github.com/wasmcp/wasmcp/internal/registry"
+)
+
+// TaskOptions bound the tasks of MCP 2025-11-25 (see taskStore). Zero
+// values take the defaults noted.
+type TaskOptions struct {
+	// PerSession bounds the tasks one session holds, running or finished
+	// and kept (default DefaultTasksPerSession).
+	PerSession int
+	// Total bounds the tasks every session holds together (default
+	// DefaultTasks).
+	Total int
+	// MaxTTL bounds how long a task is kept from its creation, whatever
+	// the client asks (default DefaultTaskMaxTTL). A task still running
+	// when its time is up is cancelled.
+	MaxTTL time.Duration
+}
+
+// Defaults for TaskOptions, and the time-to-live of a task whose client
+// names none.
+const (
+	DefaultTasksPerSession = 64
+	DefaultTasks           = 1024
+	DefaultTaskMaxTTL      = time.Hour
+	DefaultTaskTTL         = 10 * time.Minute
+)
+
+// taskPollInterval is the polling interval suggested to clients.
+const taskPollInterval = time.Second
+
+// tasksPageSize is the number of tasks in one page of tasks/list.
+const tasksPageSize = 50
+
+// relatedTaskKey is the _meta key that ties a message to its task.
+const relatedTaskKey = "io.modelcontextprotocol/related-task"
+
+// Task statuses.
+const (
+	taskWorking   = "working"
+	taskCompleted = "completed"
+	taskFailed    = "failed"
+	taskCancelled = "cancelled"
+)
+
+// taskStore runs the tools/call requests that ask to be tasks and keeps
+// them for their owners: a stdio connection, or a 2025-11-25 HTTP session.
+// A task is found only through its owner, so no client can read or cancel
+// another's, and every task ends with its owner. What the store holds is
+// bounded by the number of tasks (per owner and in all) and by what each
+// keeps: its result, which the tool's output limit bounds.
+type taskStore struct {
+	calls Caller
+	tools func() *registry.Catalog
+	opts  TaskOptions
+
+	mu sync.Mutex
+	// owners holds each owner's tasks, by id.
+	owners map[string]map[string]*task
+	total  int
+	seq    uint64
+}
+
+// task is one tools/call run as a task.
+type task struct {
+	id      string
+	seq     uint64 // creation order, for tasks/list
+	created time.Time
+	ttl     time.Duration
+	cancel  context.CancelFunc
+	expiry  *time.Timer
+	done    chan struct{} // closed once the status is terminal
+	// returned is closed once the call has returned, which may be after
+	// it was cancelled.
+	returned chan struct{}
+
+	// Guarded by the store's mu.
+	status  string
+	message string
+	updated time.Time
+	result  json.RawMessage // tasks/result's answer: a CallToolResult
+	err     *jsonrpc.Error  // or the error the call ended with
+}
+
+func newTaskStore(calls Caller, tools func() *registry.Catalog, opts TaskOptions) *taskStore {
+	if opts.PerSession <= 0 {
+		opts.PerSession = DefaultTasksPerSession
+	}
+	if opts.Total <= 0 {
+		opts.Total = DefaultTasks
+	}
+	if opts.MaxTTL <= 0 {
+		opts.MaxTTL = DefaultTaskMaxTTL
+	}
+	return &taskStore{calls: calls, tools: tools, opts: opts, owners: map[string]map[string]*task{}}
+}
+
+// taskRequest is a request the store answers, with what it needs of the
+// transport: its owner's key, the SDK's session for the tool's reports (nil
+// for none), and the context that bounds a blocking wait.
+type taskRequest struct {
+	ctx     context.Context
+	owner   string
+	session *mcp.ServerSession
+	method  string
+	params  json.RawMessage
+}
+
+// handles reports whether the store answers a request of method with
+// params: the tasks/* methods, a tools/call with a task member, and one
+// without of a tool that runs only as a task, which is refused here, as the
+// SDK would replace the message of the refusal with its own.
+func (s *taskStore) handles(method string, params json.RawMessage) bool {
+	switch method {
+	case "tasks/get", "tasks/result", "tasks/list", "tasks/cancel":
+		return true
+	case "tools/call":
+		if _, ok := guard.Member(params, "task"); ok {
+			return true
+		}
+		var name string
+		raw, ok := guard.Member(params, "name")
+		if !ok || json.Unmarshal(raw, &name) != nil {
+			return false
+		}
+		t, ok := s.tools().Lookup(name)
+		return ok && t.Spec.Tasks() == abi.TaskRequired
+	}
+	return false
+}
+
+// answer answers r, which handles accepted. tasks/result waits until
+// its task ends, or r.ctx does.
+func (s *taskStore) answer(r taskRequest) (any, *jsonrpc.Error) {
+	if r.method == "tools/call" {
+		return s.create(r)
+	}
+	if r.method == "tasks/list" {
+		var p struct {
+			Cursor string `json:"cursor"`
+		}
+		if err := unmarshalParams(r.params, &p); err != nil {
+			return nil, err
+		}
+		return s.list(r.owner, p.Cursor)
+	}
+	var p struct {
+		TaskID string `json:"taskId"`
+	}
+	if err := unmarshalParams(r.params, &p); err != nil {
+		return nil, err
+	}
+	t, err := s.find(r.owner, p.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	switch r.method {
+	case "tasks/get":
+		return s.state(t), nil
+	case "tasks/cancel":
+		return s.cancel(t)
+	}
+	select {
+	case <-t.done:
+	case <-r.ctx.Done():
+		return nil, &jsonrpc.Error{Code: guard.CodeInternalError, Message: "the wait for the task's result ended before the task did; the task goes on: ask again with tasks/result, or poll with tasks/get"}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t.err != nil {
+		return nil, t.err
+	}
+	return t.result, nil
+}
+
+// callParams are the members of a tools/call the store reads.
+type callParams struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	Task      *struct {
+		TTL *float64 `json:"ttl"`
+	} `json:"task"`
+	Meta struct {
+		ProgressToken any `json:"progressToken"`
+	} `json:"_meta"`
+}
+
+// create starts a task for a tools/call and returns its CreateTaskResult.
+func (s *taskStore) create(r taskRequest) (any, *jsonrpc.Error) {
+	var p callParams
+	if err := unmarshalParams(r.params, &p); err != nil {
+		return nil, err
+	}
+	if _, ok := guard.Member(r.params, "task"); !ok {
+		return nil, &jsonrpc.Error{Code: guard.CodeMethodNotFound, Message: requiredRefusal(p.Name)}
+	}
+	if p.Task == nil {
+		return nil, &jsonrpc.Error{Code: guard.CodeInvalidParams, Message: `invalid params: "task" must be an object, such as {"ttl": 60000}`}
+	}
+	ttl := DefaultTaskTTL
+	if p.Task.TTL != nil {
+		if ms := *p.Task.TTL; ms < 0 || ms != math.Trunc(ms) {
+			return nil, &jsonrpc.Error{Code: guard.CodeInvalidParams, Message: "invalid params: task.ttl must be a whole number of milliseconds, 0 or more"}
+		}
+		ttl = time.Duration(min(*p.Task.TTL, float64(s.opts.MaxTTL.Milliseconds()))) * time.Millisecond
+	}
+	tool, ok := s.tools().Lookup(p.Name)
+	if !ok {
+		return nil, &jsonrpc.Error{Code: guard.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q: tools/list names the tools this server has", p.Name)}
+	}
+	if tool.Spec.Tasks() == abi.TaskForbidden {
+		return nil, &jsonrpc.Error{Code: guard.CodeMethodNotFound, Message: fmt.Sprintf("tool %q cannot run as a task (its execution.taskSupport is %q): call it without \"task\"", p.Name, abi.TaskForbidden)}
+	}
+
+	now := time.Now()
+	ctx, cancel := context.WithCancel(context.Background())
+	t := &task{id: newTaskID(), created: now, updated: now, ttl: ttl, cancel: cancel, done: make(chan struct{}), returned: make(chan struct{}), status: taskWorking}
+	s.mu.Lock()
+	tasks := s.owners[r.owner]
+	if tasks == nil {
+		tasks = map[string]*task{}
+		s.owners[r.owner] = tasks
+	}
+	var refusal string
+	switch {
+	case len(tasks) >= s.opts.PerSession:
+		refusal = fmt.Sprintf("this session holds its maximum of %d tasks; cancel running ones, or wait for finished ones to expire (ask for a shorter ttl), then try again", s.opts.PerSession)
+	case s.total >= s.opts.Total:
+		refusal = fmt.Sprintf("the server holds its maximum of %d tasks; try again later", s.opts.Total)
+	}
+	if refusal != "" {
+		if len(tasks) == 0 {
+			delete(s.owners, r.owner)
+		}
+		s.mu.Unlock()
+		cancel()
+		return nil, &jsonrpc.Error{Code: guard.CodeInternalError, Message: "task not created: " + refusal}
+	}
+	s.seq++
+	t.seq = s.seq
+	tasks[t.id] = t
+	s.total++
+	t.expiry = time.AfterFunc(ttl, func() { s.expire(r.owner, t) })
+	state := s.stateLocked(t)
+	s.mu.Unlock()
+
+	meta := mcp.Meta{relatedTaskKey: map[string]string{"taskId": t.id}}
+	rep := &clientReporter{ctx: ctx, session: r.session, token: p.Meta.ProgressToken, tool: p.Name, meta: meta}
+	go func() {
+		defer close(t.returned)
+		// No asker: a tool that asks the client cannot be a task (its
+		// manifest is refused).
+		res, err := s.calls.Call(ctx, p.Name, p.Arguments, rep, nil)
+		s.finish(t, res, err, meta)
+	}()
+	return struct {
+		Task any `json:"task"`
+	}{state}, nil
+}
+
+// requiredRefusal is the message refusing a call of tool, which runs only
+// as a task, made without one.
+func requiredRefusal(tool string) string {
+	return fmt.Sprintf("tool %q runs only as a task (its execution.taskSupport is %q): call it with \"task\" in a 2025-11-25 session", tool, abi.TaskRequired)
+}
+
+// finish records the end of t's call, unless t was cancelled.
+func (s *taskStore) finish(t *task, res *mcp.CallToolResult, callErr error, meta mcp.Meta) {
+	var result json.RawMessage
+	var rpcErr *jsonrpc.Error
+	status, message := taskCompleted, ""
+	if callErr != nil {
+		status, message = taskFailed, callErr.Error()
+		rpcErr = &jsonrpc.Error{Code: guard.CodeInvalidParams, Message: callErr.Error()}
+	} else {
+		if res.IsError {
+			// 2025-11-25 counts a tool's error result as a failed task.
+			status, message = taskFailed, "the tool reported an error: tasks/result has it"
+		}
+		// The server's key, whatever the module wrote under it.
+		if res.Meta == nil {
+			res.Meta = mcp.Meta{}
+		}
+		maps.Copy(res.Meta, meta)
+		var err error
+		if result, err = json.Marshal(res); err != nil {
+			status, message = taskFailed, "the tool's result could not be encoded"
+			rpcErr = &jsonrpc.Error{Code: guard.CodeInternalError, Message: fmt.Sprintf("encoding the tool's result: %v", err)}
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t.status != taskWorking {
+		return
+	}
+	t.status, t.message, t.result, t.err, t.updated = status, message, result, rpcErr, time.Now()
+	close(t.done)
+}
+
+// cancel cancels t, unless it has ended, and returns its state.
+func (s *taskStore) cancel(t *task) (any, *jsonrpc.Error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t.status != taskWorking {
+		return nil, &jsonrpc.Error{Code: guard.CodeInvalidParams, Message: fmt.Sprintf("task %s has already ended (%s): there is nothing to cancel", t.id, t.status)}
+	}
+	s.cancelLocked(t, "The task was cancelled by request.")
+	return s.stateLocked(t), nil
+}
+
+// cancelLocked ends t as cancelled; s.mu is held and t is working. Its
+// result is what a cancelled call is told.
+func (s *taskStore) cancelLocked(t *task, message string) {
+	t.cancel()
+	t.status, t.message, t.updated = taskCancelled, message, time.Now()
+	res := &mcp.CallToolResult{
+		Content: []mcp.Content{&mcp.TextContent{Text: "The task was cancelled before it finished; call the tool again to run it."}},
+		IsError: true,
+		Meta:    mcp.Meta{relatedTaskKey: map[string]string{"taskId": t.id}},
+	}
+	t.result, _ = json.Marshal(res)
+	close(t.done)
+}
+
+// expire forgets t once its time is up, cancelling it if it still runs.
+func (s *taskStore) expire(owner string, t *task) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tasks := s.owners[owner]
+	if tasks[t.id] != t {
+		return
+	}
+	if t.status == taskWorking {
+		s.cancelLocked(t, "The task's time to live ran out.")
+	}
+	delete(tasks, t.id)
+	s.total--
+	if len(tasks) == 0 {
+		delete(s.owners, owner)
+	}
+}
+
+// endOwner cancels and forgets every task of owner, whose session has
+// ended. It returns a channel closed once the calls it cancelled have
+// returned.
+func (s *taskStore) endOwner(owner string) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var running []*task
+	for _, t := range s.owners[owner] {
+		if t.status == taskWorking {
+			s.cancelLocked(t, "The session ended.")
+			running = append(running, t)
+		}
+		t.expiry.Stop()
+		s.total--
+	}
+	delete(s.owners, owner)
+	returned := make(chan struct{})
+	go func() {
+		for _, t := range running {
+			<-t.returned
+		}
+		close(returned)
+	}()
+	return returned
+}
+
+// find returns owner's task id.
+func (s *taskStore) find(owner, id string) (*task, *jsonrpc.Error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t := s.owners[owner][id]; t != nil {
+		return t, nil
+	}
+	// Another session's task is not found either: whether it exists is
+	// not this client's to know.
+	return nil, &jsonrpc.Error{Code: guard.CodeInvalidParams, Message: fmt.Sprintf("task %q not found: it never existed in this session, or it expired (its ttl)", id)}
+}
+
+// list returns a page of owner's tasks, oldest first, from cursor.
+func (s *taskStore) list(owner, cursor string) (any, *jsonrpc.Error) {
+	var after uint64
+	if cursor != "" {
+		raw, err := base64.RawURLEncoding.DecodeString(cursor)
+		if err == nil {
+			after, err = strconv.ParseUint(string(raw), 10, 64)
+		}
+		if err != nil {
+			return nil, &jsonrpc.Error{Code: guard.CodeInvalidParams, Message: "invalid params: the cursor is not one tasks/list gave; start again without one"}
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var page []*task
+	var more bool
+	for _, t := range s.owners[owner] {
+		if t.seq > after {
+			page = append(page, t)
+		}
+	}
+	slices.SortFunc(page, func(a, b *task) int { return cmp.Compare(a.seq, b.seq) })
+	if len(page) > tasksPageSize {
+		page, more = page[:tasksPageSize], true
+	}
+	out := struct {
+		Tasks      []any  `json:"tasks"`
+		NextCursor string `json:"nextCursor,omitempty"`
+	}{Tasks: []any{}}
+	for _, t := range page {
+		out.Tasks = append(out.Tasks, s.stateLocked(t))
+	}
+	if more {
+		out.NextCursor = base64.RawURLEncoding.EncodeToString(strconv.AppendUint(nil, page[len(page)-1].seq, 10))
+	}
+	return out, nil
+}
+
+// taskState is MCP's Task.
+type taskState struct {
+	TaskID        string `json:"taskId"`
+	Status        string `json:"status"`
+	StatusMessage string `json:"statusMessage,omitempty"`
+	CreatedAt     string `json:"createdAt"`
+	LastUpdatedAt string `json:"lastUpdatedAt"`
+	TTL           int64  `json:"ttl"`
+	PollInterval  int64  `json:"pollInterval"`
+}
+
+func (s *taskStore) state(t *task) taskState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stateLocked(t)
+}
+
+func (s *taskStore) stateLocked(t *task) taskState {
+	return taskState{
+		TaskID:        t.id,
+		Status:        t.status,
+		StatusMessage: t.message,
+		CreatedAt:     t.created.UTC().Format(time.RFC3339Nano),
+		LastUpdatedAt: t.updated.UTC().Format(time.RFC3339Nano),
+		TTL:           t.ttl.Milliseconds(),
+		PollInterval:  taskPollInterval.Milliseconds(),
+	}
+}
+
+// newTaskID returns an id no one can guess.
+func newTaskID() string {
+	return rand.Text()
+}
+
+// unmarshalParams decodes a request's params into v, or returns the
+// invalid-params error that says why not.
+func unmarshalParams(params json.RawMessage, v any) *jsonrpc.Error {
+	if len(params) == 0 {
+		params = json.RawMessage("{}")
+	}
+	if err := json.Unmarshal(params, v); err != nil {
+		return &jsonrpc.Error{Code: guard.CodeInvalidParams, Message: "invalid params: " + err.Error()}
+	}
+	return nil
+}
+
+// taskResponse is the answer to r with id.
+func (s *taskStore) taskResponse(id json.RawMessage, r taskRequest) []byte {
+	result, rpcErr := s.answer(r)
+	if rpcErr == nil {
+		out, err := json.Marshal(result)
+		if err == nil {
+			return guard.ResultResponse(id, out)
+		}
+		rpcErr = &jsonrpc.Error{Code: guard.CodeInternalError, Message: fmt.Sprintf("encoding the result: %v", err)}
+	}
+	return guard.ErrorResponse(id, int(rpcErr.Code), rpcErr.Message)
+}
+
+// taskFields adds to the SDK's answers what it has no fields for: the tasks
+// capability in an initialize result, when some tool of the catalog can run
+// as a task, and each tool's execution in tools/list. Each result is
+// wrapped in a type that embeds the SDK's, so that the SDK still takes it
+// as its own, and whose field of the same name hides the embedded one in
+// the JSON.
+func taskFields(catalog func() *registry.Catalog) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if err != nil {
+				return res, err
+			}
+			switch res := res.(type) {
+			case *mcp.InitializeResult:
+				if hasTaskTools(catalog()) {
+					return &initializeWithTasks{InitializeResult: res, Capabilities: capabilitiesWithTasks{ServerCapabilities: res.Capabilities, Tasks: serverTasks}}, nil
+				}
+			case *mcp.ListToolsResult:
+				return listWithExecution(catalog(), res), nil
+			}
+			return res, nil
+		}
+	}
+}
+
+// hasTaskTools reports whether some tool of c may run as a task.
+func hasTaskTools(c *registry.Catalog) bool {
+	for _, t := range c.Tools {
+		if t.Spec.Tasks() != abi.TaskForbidden {
+			return true
+		}
+	}
+	return false
+}
+
+// serverTasks is the tasks capability: tool calls, listed and cancelled.
+var serverTasks = json.RawMessage(`{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`)
+
+type initializeWithTasks struct {
+	*mcp.InitializeResult
+	Capabilities capabilitiesWithTasks `json:"capabilities"`
+}
+
+type capabilitiesWithTasks struct {
+	*mcp.ServerCapabilities
+	Tasks json.RawMessage `json:"tasks"`
+}
+
+type listToolsWithExecution struct {
+	*mcp.ListToolsResult
+	Tools []toolWithExecution `json:"tools"`
+}
+
+type toolWithExecution struct {
+	*mcp.Tool
+	Execution *abi.Execution `json:"execution,omitempty"`
+}
+
+// listWithExecution is res with each tool's execution, as its manifest
+// declares it.
+func listWithExecution(c *registry.Catalog, res *mcp.ListToolsResult) *listToolsWithExecution {
+	out := &listToolsWithExecution{ListToolsResult: res, Tools: make([]toolWithExecution, len(res.Tools))}
+	for i, t := range res.Tools {
+		out.Tools[i].Tool = t
+		if spec, ok := c.Lookup(t.Name); ok {
+			out.Tools[i].Execution = spec.Spec.Execution
+		}
+	}
+	return out
+}

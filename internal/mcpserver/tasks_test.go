@@ -1,0 +1,457 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wasmcp/wasmcp/internal/sandbox"
+	"github.com/wasmcp/wasmcp/internal/wattest"
+)
+
+// heldCalls is a Caller whose tool calls run until the test answers them:
+// each call sends itself on started, and returns what is sent on its
+// answer, or the cancellation of its context, reported on cancelled.
+type heldCalls struct {
+	Caller
+	started   chan *heldCall
+	cancelled chan string
+}
+
+type heldCall struct {
+	name   string
+	args   json.RawMessage
+	answer chan *mcp.CallToolResult
+}
+
+func (h *heldCalls) Call(ctx context.Context, name string, args json.RawMessage, _ sandbox.Reporter, _ sandbox.Asker) (*mcp.CallToolResult, error) {
+	c := &heldCall{name: name, args: args, answer: make(chan *mcp.CallToolResult)}
+	h.started <- c
+	select {
+	case res := <-c.answer:
+		return res, nil
+	case <-ctx.Done():
+		h.cancelled <- name
+		return nil, ctx.Err()
+	}
+}
+
+// newHeldStore is a task store over tools "slow" (taskSupport optional),
+// "must" (required) and "plain" (none declared), whose calls the test
+// answers.
+func newHeldStore(t *testing.T, opts TaskOptions) (*taskStore, *heldCalls) {
+	t.Helper()
+	dir := t.TempDir()
+	wattest.Write(t, dir, "echo", "echo")
+	write(t, filepath.Join(dir, "echo.manifest.json"), `{"abi":1,"tools":[
+		{"name":"slow","description":"d","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}},
+		{"name":"must","description":"d","inputSchema":{"type":"object"},"execution":{"taskSupport":"required"}},
+		{"name":"plain","description":"d","inputSchema":{"type":"object"}}]}`)
+	reg, _ := openDir(t, dir)
+	calls := &heldCalls{started: make(chan *heldCall, 1000), cancelled: make(chan string, 1000)}
+	return newTaskStore(calls, reg.Current, opts), calls
+}
+
+// ask answers method with params for owner, as JSON.
+func ask(s *taskStore, owner, method, params string) (json.RawMessage, *jsonrpc.Error) {
+	res, err := s.answer(taskRequest{ctx: context.Background(), owner: owner, method: method, params: json.RawMessage(params)})
+	if err != nil {
+		return nil, err
+	}
+	out, _ := json.Marshal(res)
+	return out, nil
+}
+
+// mustAsk is ask that fails the test on an error.
+func mustAsk(t *testing.T, s *taskStore, owner, method, params string) json.RawMessage {
+	t.Helper()
+	out, err := ask(s, owner, method, params)
+	if err != nil {
+		t.Fatalf("%s %s: %d %s", method, params, err.Code, err.Message)
+	}
+	return out
+}
+
+// wantError checks that method with params draws code, with a message
+// containing part.
+func wantError(t *testing.T, s *taskStore, owner, method, params string, code int64, part string) {
+	t.Helper()
+	out, err := ask(s, owner, method, params)
+	if err == nil {
+		t.Fatalf("%s %s = %s; want error %d", method, params, out, code)
+	}
+	if err.Code != code || !strings.Contains(err.Message, part) {
+		t.Errorf("%s %s: error %d %q; want %d containing %q", method, params, err.Code, err.Message, code, part)
+	}
+}
+
+// startTask creates a task of tool for owner and returns its id.
+func startTask(t *testing.T, s *taskStore, owner, tool, task string) string {
+	t.Helper()
+	var created struct {
+		Task taskState `json:"task"`
+	}
+	out := mustAsk(t, s, owner, "tools/call", fmt.Sprintf(`{"name":%q,"arguments":{"n":1},"task":%s}`, tool, task))
+	if err := json.Unmarshal(out, &created); err != nil || created.Task.TaskID == "" || created.Task.Status != taskWorking {
+		t.Fatalf("CreateTaskResult %s: %v", out, err)
+	}
+	return created.Task.TaskID
+}
+
+func status(t *testing.T, s *taskStore, owner, id string) taskState {
+	t.Helper()
+	var st taskState
+	if err := json.Unmarshal(mustAsk(t, s, owner, "tasks/get", `{"taskId":"`+id+`"}`), &st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func TestTaskRunsAndKeepsItsResult(t *testing.T) {
+	s, calls := newHeldStore(t, TaskOptions{})
+	id := startTask(t, s, "a", "slow", `{"ttl":60000}`)
+	call := <-calls.started
+	if call.name != "slow" || string(call.args) != `{"n":1}` {
+		t.Errorf("call of %s with %s", call.name, call.args)
+	}
+	if st := status(t, s, "a", id); st.Status != taskWorking || st.TTL != 60000 || st.PollInterval <= 0 {
+		t.Errorf("running task: %+v", st)
+	}
+	result := make(chan json.RawMessage, 1)
+	go func() { result <- mustAsk(t, s, "a", "tasks/result", `{"taskId":"`+id+`"}`) }()
+	// The module's own _meta stays, but for the server's key.
+	call.answer <- &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}},
+		Meta: mcp.Meta{relatedTaskKey: map[string]string{"taskId": "forged"}, "com.example/k": 1}}
+	got := string(<-result)
+	if !strings.Contains(got, `"text":"done"`) || !strings.Contains(got, `"io.modelcontextprotocol/related-task":{"taskId":"`+id+`"}`) || !strings.Contains(got, `"com.example/k":1`) {
+		t.Errorf("tasks/result = %s", got)
+	}
+	if st := status(t, s, "a", id); st.Status != taskCompleted {
+		t.Errorf("finished task: %+v", st)
+	}
+	// Asked again, the result is the same.
+	if again := string(mustAsk(t, s, "a", "tasks/result", `{"taskId":"`+id+`"}`)); again != got {
+		t.Errorf("tasks/result again = %s; want %s", again, got)
+	}
+}
+
+func TestToolErrorIsAFailedTask(t *testing.T) {
+	s, calls := newHeldStore(t, TaskOptions{})
+	id := startTask(t, s, "a", "must", `{}`)
+	(<-calls.started).answer <- &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "bad"}}}
+	got := string(mustAsk(t, s, "a", "tasks/result", `{"taskId":"`+id+`"}`))
+	if !strings.Contains(got, `"isError":true`) {
+		t.Errorf("tasks/result = %s", got)
+	}
+	if st := status(t, s, "a", id); st.Status != taskFailed {
+		t.Errorf("task of a tool error: %+v", st)
+	}
+}
+
+func TestTaskCallsAreChecked(t *testing.T) {
+	s, _ := newHeldStore(t, TaskOptions{})
+	wantError(t, s, "a", "tools/call", `{"name":"must"}`, -32601, `runs only as a task`)
+	wantError(t, s, "a", "tools/call", `{"name":"plain","task":{}}`, -32601, `cannot run as a task`)
+	wantError(t, s, "a", "tools/call", `{"name":"nope","task":{}}`, -32602, `unknown tool "nope"`)
+	wantError(t, s, "a", "tools/call", `{"name":"slow","task":{"ttl":-1}}`, -32602, `task.ttl must be a whole number`)
+	wantError(t, s, "a", "tools/call", `{"name":"slow","task":{"ttl":1.5}}`, -32602, `task.ttl must be a whole number`)
+	wantError(t, s, "a", "tools/call", `{"name":"slow","task":{"ttl":"1"}}`, -32602, `invalid params`)
+	wantError(t, s, "a", "tools/call", `{"name":"slow","task":null}`, -32602, `"task" must be an object`)
+	wantError(t, s, "a", "tasks/get", `{"taskId":7}`, -32602, `invalid params`)
+	wantError(t, s, "a", "tasks/get", `{"taskId":"nope"}`, -32602, `not found`)
+	wantError(t, s, "a", "tasks/list", `{"cursor":"!!"}`, -32602, `cursor`)
+}
+
+func TestHugeTTLIsClamped(t *testing.T) {
+	s, _ := newHeldStore(t, TaskOptions{})
+	id := startTask(t, s, "a", "slow", `{"ttl":1e300}`)
+	if st := status(t, s, "a", id); st.TTL != DefaultTaskMaxTTL.Milliseconds() {
+		t.Errorf("ttl %d; want the maximum, %d", st.TTL, DefaultTaskMaxTTL.Milliseconds())
+	}
+	id = startTask(t, s, "a", "slow", `{}`)
+	if st := status(t, s, "a", id); st.TTL != DefaultTaskTTL.Milliseconds() {
+		t.Errorf("ttl %d; want the default, %d", st.TTL, DefaultTaskTTL.Milliseconds())
+	}
+}
+
+func TestTasksAreTheirOwners(t *testing.T) {
+	s, calls := newHeldStore(t, TaskOptions{})
+	id := startTask(t, s, "a", "slow", `{}`)
+	<-calls.started
+	for _, method := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {
+		wantError(t, s, "b", method, `{"taskId":"`+id+`"}`, -32602, "not found")
+	}
+	if got := string(mustAsk(t, s, "b", "tasks/list", `{}`)); got != `{"tasks":[]}` {
+		t.Errorf("another owner's tasks/list = %s", got)
+	}
+	if st := status(t, s, "a", id); st.Status != taskWorking {
+		t.Errorf("after another owner's cancel: %+v", st)
+	}
+}
+
+func TestCancelStopsTheCall(t *testing.T) {
+	s, calls := newHeldStore(t, TaskOptions{})
+	id := startTask(t, s, "a", "slow", `{}`)
+	<-calls.started
+	var st taskState
+	json.Unmarshal(mustAsk(t, s, "a", "tasks/cancel", `{"taskId":"`+id+`"}`), &st)
+	if st.Status != taskCancelled {
+		t.Errorf("tasks/cancel = %+v", st)
+	}
+	if name := <-calls.cancelled; name != "slow" {
+		t.Errorf("cancelled %s", name)
+	}
+	if st := status(t, s, "a", id); st.Status != taskCancelled {
+		t.Errorf("after the call returned: %+v", st)
+	}
+	if got := string(mustAsk(t, s, "a", "tasks/result", `{"taskId":"`+id+`"}`)); !strings.Contains(got, "cancelled") {
+		t.Errorf("tasks/result of a cancelled task = %s", got)
+	}
+	wantError(t, s, "a", "tasks/cancel", `{"taskId":"`+id+`"}`, -32602, "already ended (cancelled)")
+}
+
+func TestCancelOfAFinishedTaskIsRefused(t *testing.T) {
+	s, calls := newHeldStore(t, TaskOptions{})
+	id := startTask(t, s, "a", "slow", `{}`)
+	(<-calls.started).answer <- &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "x"}}}
+	mustAsk(t, s, "a", "tasks/result", `{"taskId":"`+id+`"}`)
+	wantError(t, s, "a", "tasks/cancel", `{"taskId":"`+id+`"}`, -32602, "already ended (completed)")
+	if st := status(t, s, "a", id); st.Status != taskCompleted {
+		t.Errorf("after a refused cancel: %+v", st)
+	}
+}
+
+func TestTaskLimits(t *testing.T) {
+	s, _ := newHeldStore(t, TaskOptions{PerSession: 2, Total: 3})
+	startTask(t, s, "a", "slow", `{}`)
+	startTask(t, s, "a", "slow", `{}`)
+	wantError(t, s, "a", "tools/call", `{"name":"slow","task":{}}`, -32603, "maximum of 2 tasks")
+	startTask(t, s, "b", "slow", `{}`)
+	wantError(t, s, "c", "tools/call", `{"name":"slow","task":{}}`, -32603, "server holds its maximum of 3 tasks")
+	// A session that ends gives its share back.
+	s.endOwner("a")
+	startTask(t, s, "c", "slow", `{}`)
+}
+
+func TestEndedSessionCancelsItsTasks(t *testing.T) {
+	s, calls := newHeldStore(t, TaskOptions{})
+	id := startTask(t, s, "a", "slow", `{}`)
+	<-calls.started
+	result := make(chan *jsonrpc.Error, 1)
+	go func() {
+		_, err := ask(s, "a", "tasks/result", `{"taskId":"`+id+`"}`)
+		result <- err
+	}()
+	<-s.endOwner("a")
+	if name := <-calls.cancelled; name != "slow" {
+		t.Errorf("cancelled %s", name)
+	}
+	// The waiting tasks/result has its answer, whether it asked before
+	// the end or after, when the task is gone.
+	if err := <-result; err != nil && !strings.Contains(err.Message, "not found") {
+		t.Errorf("tasks/result = %v", err)
+	}
+	wantError(t, s, "a", "tasks/get", `{"taskId":"`+id+`"}`, -32602, "not found")
+}
+
+func TestExpiredTaskIsCancelledAndForgotten(t *testing.T) {
+	s, calls := newHeldStore(t, TaskOptions{})
+	id := startTask(t, s, "a", "slow", `{"ttl":0}`)
+	<-calls.started
+	<-calls.cancelled
+	// The timer cancels the call, then forgets the task under the same
+	// lock: once the call is told, the task is gone.
+	wantError(t, s, "a", "tasks/get", `{"taskId":"`+id+`"}`, -32602, "not found")
+}
+
+func TestTasksListPages(t *testing.T) {
+	s, _ := newHeldStore(t, TaskOptions{PerSession: 200})
+	var want []string
+	for range tasksPageSize + 7 {
+		want = append(want, startTask(t, s, "a", "slow", `{}`))
+	}
+	var got []string
+	cursor := ""
+	for pages := 0; ; pages++ {
+		if pages > 2 {
+			t.Fatal("more pages than tasks")
+		}
+		var page struct {
+			Tasks      []taskState `json:"tasks"`
+			NextCursor string      `json:"nextCursor"`
+		}
+		params, _ := json.Marshal(map[string]string{"cursor": cursor})
+		json.Unmarshal(mustAsk(t, s, "a", "tasks/list", string(params)), &page)
+		for _, st := range page.Tasks {
+			got = append(got, st.TaskID)
+		}
+		if cursor = page.NextCursor; cursor == "" {
+			break
+		}
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("listed %d tasks; want the %d created, in order", len(got), len(want))
+	}
+}
+
+func TestWhatTheStoreHandles(t *testing.T) {
+	s, _ := newHeldStore(t, TaskOptions{})
+	for _, tc := range []struct {
+		method, params string
+		want           bool
+	}{
+		{"tools/call", `{"name":"x","task":{}}`, true},
+		{"tools/call", `{"name":"slow"}`, false},
+		{"tools/call", `{"name":"must"}`, true},
+		{"tools/call", `{"name":7}`, false},
+		{"tasks/get", `{}`, true},
+		{"tasks/update", `{}`, false},
+		{"tools/list", `{}`, false},
+	} {
+		if got := s.handles(tc.method, json.RawMessage(tc.params)); got != tc.want {
+			t.Errorf("handles(%s, %s) = %v", tc.method, tc.params, got)
+		}
+	}
+}
+
+// TestTaskFieldsInTheSDKsAnswers checks, through the SDK's client, that
+// initialize declares the tasks capability and tools/list each tool's
+// execution, and that a tool that requires a task refuses a plain call
+// that reaches the SDK.
+func TestTaskFieldsInTheSDKsAnswers(t *testing.T) {
+	dir := t.TempDir()
+	wattest.Write(t, dir, "echo", "echo")
+	write(t, filepath.Join(dir, "echo.manifest.json"), `{"abi":1,"tools":[
+		{"name":"must","description":"d","inputSchema":{"type":"object"},"execution":{"taskSupport":"required"}},
+		{"name":"plain","description":"d","inputSchema":{"type":"object"}}]}`)
+	s := serveDir(t, dir, Options{})
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := s.mcp.Connect(context.Background(), st, nil); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := ct.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	rpc := func(id int64, method, params string) *jsonrpc.Response {
+		t.Helper()
+		reqID, _ := jsonrpc.MakeID(float64(id))
+		if err := conn.Write(context.Background(), &jsonrpc.Request{ID: reqID, Method: method, Params: json.RawMessage(params)}); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			msg, err := conn.Read(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp, ok := msg.(*jsonrpc.Response); ok {
+				return resp
+			}
+		}
+	}
+	init := rpc(1, "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
+	if !strings.Contains(string(init.Result), `"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`) || !strings.Contains(string(init.Result), `"tools":{`) {
+		t.Errorf("initialize = %s", init.Result)
+	}
+	conn.Write(context.Background(), &jsonrpc.Request{Method: "notifications/initialized", Params: json.RawMessage(`{}`)})
+	list := string(rpc(2, "tools/list", `{}`).Result)
+	if !strings.Contains(list, `"name":"must"`) || !strings.Contains(list, `"execution":{"taskSupport":"required"}`) || strings.Count(list, `"execution"`) != 1 {
+		t.Errorf("tools/list = %s", list)
+	}
+	call := rpc(3, "tools/call", `{"name":"must","arguments":{}}`)
+	var werr *jsonrpc.Error
+	if !errors.As(call.Error, &werr) || werr.Code != -32601 {
+		t.Errorf("plain call of a required tool: %#v %s", call.Error, call.Result)
+	}
+}
+
+// TestPolledTaskKeepsItsSession polls a running task over HTTP for three
+// times the session idle timeout: the SDK sees none of the polls, but must
+// not close the session, and its task with it, as idle.
+func TestPolledTaskKeepsItsSession(t *testing.T) {
+	dir := t.TempDir()
+	wattest.Write(t, dir, "loop", "spin")
+	write(t, filepath.Join(dir, "spin.manifest.json"), `{"abi":1,"tools":[{"name":"spin","description":"spins","inputSchema":{"type":"object"},
+		"execution":{"taskSupport":"required"}}]}`)
+	const idle = time.Second
+	srv := httptest.NewServer(serveDir(t, dir, Options{}).HTTPHandler(HTTPOptions{SessionIdleTimeout: idle}))
+	defer srv.Close()
+	header := map[string]string{"Mcp-Session-Id": startSession(t, srv.URL), "Mcp-Protocol-Version": "2025-11-25"}
+	_, _, r := httpPost(t, srv.URL, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"spin","arguments":{},"task":{}}}`, header)
+	var created struct {
+		Task taskState `json:"task"`
+	}
+	if err := json.Unmarshal(r.Result, &created); err != nil || created.Task.TaskID == "" {
+		t.Fatalf("tools/call as a task: %s %+v", r.Result, r.Error)
+	}
+	get := `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"` + created.Task.TaskID + `"}}`
+	for start := time.Now(); time.Since(start) < 3*idle; {
+		status, _, r := httpPost(t, srv.URL, get, header)
+		var st taskState
+		json.Unmarshal(r.Result, &st)
+		if status != http.StatusOK || st.Status != taskWorking {
+			t.Fatalf("tasks/get after %v: %d %s %+v", time.Since(start).Round(time.Millisecond), status, r.Result, r.Error)
+		}
+	}
+	httpPost(t, srv.URL, `{"jsonrpc":"2.0","id":3,"method":"tasks/cancel","params":{"taskId":"`+created.Task.TaskID+`"}}`, header)
+}
+
+// reportingCalls is a Caller whose calls log a line and report progress
+// through the reporter they are given, and return.
+type reportingCalls struct{ Caller }
+
+func (reportingCalls) Call(_ context.Context, _ string, _ json.RawMessage, rep sandbox.Reporter, _ sandbox.Asker) (*mcp.CallToolResult, error) {
+	rep.Log(1, "working")
+	rep.Progress(1, 2, "half")
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+}
+
+// TestTaskReportsNameTheirTask checks that a task's log messages and
+// progress reach its session with the related-task key.
+func TestTaskReportsNameTheirTask(t *testing.T) {
+	s, _ := newHeldStore(t, TaskOptions{})
+	s.calls = reportingCalls{}
+	srv := serveDir(t, t.TempDir(), Options{})
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := srv.mcp.Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	logs, progress := make(chan mcp.Meta, 1), make(chan mcp.Meta, 1)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{
+		LoggingMessageHandler:       func(_ context.Context, r *mcp.LoggingMessageRequest) { logs <- r.Params.Meta },
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) { progress <- r.Params.Meta },
+	}).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if err := cs.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+		t.Fatal(err)
+	}
+	out, rpcErr := s.answer(taskRequest{ctx: context.Background(), owner: "a", session: ss, method: "tools/call",
+		params: json.RawMessage(`{"name":"slow","arguments":{},"task":{},"_meta":{"progressToken":"p"}}`)})
+	if rpcErr != nil {
+		t.Fatal(rpcErr)
+	}
+	id := out.(struct {
+		Task any `json:"task"`
+	}).Task.(taskState).TaskID
+	for what, ch := range map[string]chan mcp.Meta{"log message": logs, "progress": progress} {
+		if got, _ := json.Marshal((<-ch)[relatedTaskKey]); string(got) != `{"taskId":"`+id+`"}` {
+			t.Errorf("%s's related task: %s; want %s", what, got, id)
+		}
+	}
+}
