@@ -331,6 +331,7 @@ func TestDesktopBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkRegistryEntry(t, bundle, data)
 	files := archiveFiles(t, bundle+".zip", data)
 	var manifest struct {
 		Server struct {
