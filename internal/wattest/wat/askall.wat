@@ -7,11 +7,11 @@
   (import "wasi_snapshot_preview1" "fd_write"
     (func $fd_write (param i32 i32 i32 i32) (result i32)))
   (memory (export "memory") 1)
-  (data (i32.const 100) "[{\"method\":\"elicitation/create\",\"id\":\"a\",\"params\":{\"message\":\"x\"}},{\"method\":\"roots/list\",\"id\":\"b\",\"params\":{}}]")
+  (data (i32.const 100) "[{\"method\":\"elicitation/create\",\"id\":\"a\",\"params\":{\"message\":\"x\",\"requestedSchema\":{\"type\":\"object\",\"properties\":{}}}},{\"method\":\"roots/list\",\"id\":\"b\",\"params\":{}}]")
   (data (i32.const 300) "[{\"method\":\"tools/call\",\"params\":{}}]")
   (func (export "_start")
     (local $len i32)
-    (i32.store8 (i32.const 1000) (i32.add (i32.const 48) (call $ask_all (i32.const 100) (i32.const 112) (i32.const 16))))
+    (i32.store8 (i32.const 1000) (i32.add (i32.const 48) (call $ask_all (i32.const 100) (i32.const 164) (i32.const 16))))
     (local.set $len (i32.load (i32.const 16)))
     (drop (call $ask_response (i32.const 2000) (local.get $len)))
     (i32.store8 (i32.const 1001) (i32.add (i32.const 48) (call $ask_all (i32.const 300) (i32.const 37) (i32.const 20))))
