@@ -264,10 +264,9 @@ func TestRestoreIDRewritesOnlyTheResponse(t *testing.T) {
 	})
 }
 
-// httpPost posts body to the MCP endpoint at url and returns the status,
-// the headers and the JSON-RPC message of the answer: the body, or the
-// data of its last event.
-func httpPost(t *testing.T, url, body string, header map[string]string) (int, http.Header, reply) {
+// postResponse posts body to the MCP endpoint at url, with the headers
+// given, and returns the response, its body unread.
+func postResponse(t *testing.T, url, body string, header map[string]string) *http.Response {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
@@ -282,6 +281,15 @@ func httpPost(t *testing.T, url, body string, header map[string]string) (int, ht
 	if err != nil {
 		t.Fatal(err)
 	}
+	return resp
+}
+
+// httpPost posts body to the MCP endpoint at url and returns the status,
+// the headers and the JSON-RPC message of the answer: the body, or the
+// data of its last event.
+func httpPost(t *testing.T, url, body string, header map[string]string) (int, http.Header, reply) {
+	t.Helper()
+	resp := postResponse(t, url, body, header)
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
 	if mediaType(resp.Header.Get("Content-Type")) == "text/event-stream" {

@@ -114,21 +114,11 @@ func rawSession(t *testing.T, url, version string) string {
 // returns the response.
 func postTo(t *testing.T, url, session, version, body string) *http.Response {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", version)
+	header := map[string]string{"Mcp-Protocol-Version": version}
 	if session != "" {
-		req.Header.Set("Mcp-Session-Id", session)
+		header["Mcp-Session-Id"] = session
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
+	return postResponse(t, url, body, header)
 }
 
 // The stream of a polled call primes with an event id, ends naming a

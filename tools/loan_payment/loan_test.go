@@ -1,11 +1,11 @@
 package main
 
 import (
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/internal/tooltest"
 	guest "github.com/wasmcp/wasmcp/sdk-guest/go"
 )
 
@@ -33,14 +33,7 @@ func TestPayment(t *testing.T) {
 // TestManifest checks that the manifest loads, links the tool to the
 // interface main serves, and that read serves it as an app.
 func TestManifest(t *testing.T) {
-	data, err := os.ReadFile("manifest.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := abi.ParseManifest(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := tooltest.Manifest(t, "loan_payment", abi.OutputJSON)
 	if ui := m.Tools[0].UI(); ui == nil || ui.ResourceURI != viewURI {
 		t.Fatalf("the tool's interface is %+v; want %s", ui, viewURI)
 	}
