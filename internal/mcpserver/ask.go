@@ -104,6 +104,10 @@ func askable(need []string, caps *mcp.ClientCapabilities, ask sandbox.Ask) (mcp.
 			return nil, invalid(fmt.Errorf(`mode is %q; it is "form" or "url"`, p.Mode))
 		case p.Mode == "url" && (p.URL == "" || p.ElicitationID == ""):
 			return nil, invalid(errors.New(`a "url" elicitation needs url and elicitationId`))
+		case p.Mode == "form" && p.RequestedSchema == nil:
+			// The revision requires it, and a client that checks refuses
+			// the request: better the tool hears why from the server.
+			return nil, invalid(errors.New(`a form elicitation needs requestedSchema, the object schema of what to ask for ({"type": "object", "properties": {...}})`))
 		case p.Mode == "url" && e.URL == nil:
 			return nil, &sandbox.AskError{Code: abi.ErrDenied, Text: `the client did not declare "url" elicitation`}
 		case p.Mode == "form" && e.Form == nil && e.URL != nil:
@@ -117,6 +121,9 @@ func askable(need []string, caps *mcp.ClientCapabilities, ask sandbox.Ask) (mcp.
 		}
 		if len(p.Messages) == 0 {
 			return nil, invalid(errors.New("it has no messages"))
+		}
+		if p.MaxTokens <= 0 {
+			return nil, invalid(errors.New("maxTokens, which the revision requires, is missing or not positive"))
 		}
 		return &p, nil
 	case "roots/list":

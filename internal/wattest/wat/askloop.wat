@@ -3,8 +3,8 @@
 (module
   (import "wasmcp" "elicit" (func $elicit (param i32 i32 i32) (result i32)))
   (memory (export "memory") 1)
-  (data (i32.const 100) "{\"params\":{\"message\":\"again?\"}}")
+  (data (i32.const 100) "{\"params\":{\"message\":\"again?\",\"requestedSchema\":{\"type\":\"object\",\"properties\":{}}}}")
   (func (export "_start")
     (loop $again
-      (drop (call $elicit (i32.const 100) (i32.const 31) (i32.const 16)))
+      (drop (call $elicit (i32.const 100) (i32.const 83) (i32.const 16)))
       (br $again))))
