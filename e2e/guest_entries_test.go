@@ -11,7 +11,8 @@ import (
 )
 
 // checkGuestEntries reads a note and gets a prompt from the module serving
-// them in dir (testdata/notes.manifest.json declares them), through the
+// them in dir (testdata/notes.manifest.json declares them), completes the
+// notes' ids from the module, through the
 // server and the Go SDK's client, and checks that a read the module fails,
 // and answers the SDK refuses to write, are the client's errors with the
 // module's message.
@@ -47,12 +48,25 @@ func checkGuestEntries(t *testing.T, dir string) {
 		if text, ok := res.Messages[0].Content.(*mcp.TextContent); !ok || text.Text != "Summarise note b: note B" {
 			t.Errorf("%s: summarise_note's message = %+v", version, res.Messages[0].Content)
 		}
+		for _, c := range []struct {
+			ref   *mcp.CompleteReference
+			value string
+			want  string
+		}{
+			{&mcp.CompleteReference{Type: "ref/resource", URI: "notes://{id}"}, "", "a b"},
+			{&mcp.CompleteReference{Type: "ref/prompt", Name: "summarise_note"}, "b", "b"},
+		} {
+			got, err := cs.Complete(ctx, &mcp.CompleteParams{Ref: c.ref, Argument: mcp.CompleteParamsArgument{Name: "id", Value: c.value}})
+			if err != nil || strings.Join(got.Completion.Values, " ") != c.want {
+				t.Errorf("%s: completing %+v id %q: %+v, %v; want %s", version, c.ref, c.value, got, err, c.want)
+			}
+		}
 	}
 }
 
-// TestPythonResourcesAndPrompts serves a resource template and a prompt
-// from a Python module made with the SDK's @wasmcp.resources and
-// @wasmcp.prompts.
+// TestPythonResourcesAndPrompts serves a resource template and a prompt,
+// and completes them, from a Python module made with the SDK's
+// @wasmcp.resources, @wasmcp.prompts and @wasmcp.completions.
 func TestPythonResourcesAndPrompts(t *testing.T) {
 	manifest, err := os.ReadFile("testdata/notes.manifest.json")
 	if err != nil {
@@ -64,5 +78,5 @@ func TestPythonResourcesAndPrompts(t *testing.T) {
 }
 
 // TestJavaScriptResourcesAndPrompts serves the same from a JavaScript
-// module made with the SDK's resources() and prompts().
+// module made with the SDK's resources(), prompts() and completions().
 func TestJavaScriptResourcesAndPrompts(t *testing.T) { checkGuestEntries(t, buildJS(t, "notes")) }

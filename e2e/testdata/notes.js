@@ -1,7 +1,7 @@
 // A JavaScript module serving a resource template and prompts through the
-// SDK's resources() and prompts() (e2e/guest_entries_test.go). notes://none
+// SDK's resources(), prompts() and completions() (e2e/guest_entries_test.go). notes://none
 // and the prompt broken_note answer what the SDK refuses to write.
-import { resources, prompts } from "wasmcp";
+import { resources, prompts, completions } from "wasmcp";
 
 const notes = { a: "note A", b: "note B" };
 
@@ -17,4 +17,9 @@ prompts((name, args) => {
     description: `Summary of note ${args.id}`,
     messages: [{ role: "user", content: `Summarise note ${args.id}: ${notes[args.id] ?? "?"}` }],
   };
+});
+
+completions((ref, name, value) => {
+  const ids = Object.keys(notes).filter((id) => id.startsWith(value));
+  return ref.type === "ref/prompt" ? { values: ids, total: ids.length } : ids;
 });

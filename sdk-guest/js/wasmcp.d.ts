@@ -67,6 +67,25 @@ declare module "wasmcp" {
     handler: (name: string, args: { [name: string]: string }) => PromptResult | Promise<PromptResult>,
   ): void;
 
+  /** What completion/complete completes: a prompt's argument or a template's variable. */
+  export type CompleteRef = { type: "ref/prompt"; name: string } | { type: "ref/resource"; uri: string };
+
+  /** A completion: its values (at most 100), or them with a total and whether there are more. */
+  export type CompleteResult = string[] | { values: string[]; total?: number; hasMore?: boolean };
+
+  /**
+   * Registers the handler of the module's completion/complete (docs/abi.md,
+   * "Completions"): it offers values for name, an argument or variable of
+   * ref, beginning with value (what the client typed), for every prompt and
+   * template whose manifest entry says "complete": "module" and that
+   * declare no values of their own. context holds the other arguments the
+   * client sent. A thrown error fails the request with its message. Call
+   * it once.
+   */
+  export function completions(
+    handler: (ref: CompleteRef, name: string, value: string, context: { [name: string]: string }) => CompleteResult | Promise<CompleteResult>,
+  ): void;
+
   /** The MCP log levels, in increasing severity. */
   export type Level = "debug" | "info" | "notice" | "warning" | "error" | "critical" | "alert" | "emergency";
 

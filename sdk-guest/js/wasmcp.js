@@ -44,10 +44,14 @@ export function tools(map) {
 }
 
 // The entry points a module may serve besides its tools: the host starts the
-// module with one of them as argv[1] (docs/abi.md, "Reading a resource" and
-// "Getting a prompt"). No tool may have these names.
+// module with one of them as argv[1] (docs/abi.md, "Reading a resource",
+// "Getting a prompt" and "Completions"). No tool may have these names.
 const readResource = "resources/read";
 const getPrompt = "prompts/get";
+const complete = "completion/complete";
+// What registers each entry point's handler, for the message of a module
+// that lacks one.
+const registers = { [readResource]: "resources", [getPrompt]: "prompts", [complete]: "completions" };
 const entries = Object.create(null);
 
 function entry(point, fn, handler) {
@@ -68,6 +72,30 @@ export function resources(handler) { entry(readResource, "resources", handler); 
  * every prompt the manifest declares without messages.
  */
 export function prompts(handler) { entry(getPrompt, "prompts", handler); }
+
+/**
+ * Registers the handler of the module's completion/complete:
+ * handler(ref, name, value, context) offers values for the arguments and
+ * variables of every prompt and template whose manifest entry says
+ * "complete": "module" and that declare none of their own.
+ */
+export function completions(handler) { entry(complete, "completions", handler); }
+
+// The completion/complete answer for what a handler returned; throws what is
+// wrong.
+function completionOf(out) {
+  const answer = {};
+  if (out !== null && typeof out === "object" && !Array.isArray(out)) {
+    const extra = Object.keys(out).filter((k) => !["values", "total", "hasMore"].includes(k));
+    if (extra.length > 0) throw new Error(`the completion has ${extra.join(", ")}; it holds only values, total and hasMore`);
+    if (out.total !== undefined) answer.total = out.total;
+    if (out.hasMore !== undefined) answer.hasMore = Boolean(out.hasMore);
+    out = out.values;
+  }
+  if (!Array.isArray(out) || !out.every((v) => typeof v === "string")) throw new Error("the completion's values must be an array of strings");
+  answer.values = out;
+  return answer;
+}
 
 function bytesOf(v) {
   return v instanceof Uint8Array ? v : v instanceof ArrayBuffer ? new Uint8Array(v) : null;
@@ -234,7 +262,7 @@ function errorText(e) {
 }
 
 async function run(name, input) {
-  if (name === readResource || name === getPrompt) return serveEntry(name, input);
+  if (Object.hasOwn(registers, name)) return serveEntry(name, input);
   if (registry === null) return fail("this module registers no tools: its code must call tools({...}) from \"wasmcp\"");
   const names = Object.keys(registry);
   if (name === "" && names.length === 1) name = names[0];
@@ -277,7 +305,7 @@ async function run(name, input) {
 async function serveEntry(point, input) {
   const handler = entries[point];
   if (handler === undefined) {
-    return fail(`this module serves no ${point}: its code must call ${point === readResource ? "resources" : "prompts"}(handler) from "wasmcp"`);
+    return fail(`this module serves no ${point}: its code must call ${registers[point]}(handler) from "wasmcp"`);
   }
   let req;
   try {
@@ -288,8 +316,13 @@ async function serveEntry(point, input) {
   if (req === null || typeof req !== "object" || Array.isArray(req)) return fail(`invalid ${point} request: it must be a JSON object, not ${describe(req)}`);
   let answer;
   try {
-    const out = await handler(point === readResource ? req.uri : req.name, req.arguments ?? {});
-    answer = JSON.stringify(point === readResource ? contentsOf(out) : messagesOf(out));
+    if (point === complete) {
+      const out = await handler(req.ref ?? {}, req.argument?.name, req.argument?.value ?? "", req.context?.arguments ?? {});
+      answer = JSON.stringify(completionOf(out));
+    } else {
+      const out = await handler(point === readResource ? req.uri : req.name, req.arguments ?? {});
+      answer = JSON.stringify(point === readResource ? contentsOf(out) : messagesOf(out));
+    }
   } catch (e) {
     return fail(errorText(e));
   }

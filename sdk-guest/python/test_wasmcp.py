@@ -134,6 +134,14 @@ ENTRIES = """
         if name == "role":
             return [{"role": "system", "content": "x"}]
         raise wasmcp.ToolError("no such prompt")
+
+    @wasmcp.completions
+    def complete(ref, name, value, context):
+        if ref.get("name") == "counted":
+            return {"values": [value + "1"], "total": 7, "hasMore": True}
+        if ref.get("name") == "bad":
+            return [1]
+        return [ref["type"] + " " + name + " " + value + " " + context.get("other", "-")]
 """
 
 
@@ -185,12 +193,23 @@ class Entries(unittest.TestCase):
         self.assertEqual(code, 1)
         self.assertIn("ValueError: two functions are registered for prompts/get", err)
 
+    def test_completions(self):
+        self.assertEqual(serve(ENTRIES, "completion/complete",
+                               '{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"city","value":"pa"},"context":{"arguments":{"other":"x"}}}'),
+                         (0, '{"values":["ref/prompt city pa x"]}', ""))
+        self.assertEqual(serve(ENTRIES, "completion/complete", '{"ref":{"type":"ref/prompt","name":"counted"},"argument":{"name":"a","value":"v"}}'),
+                         (0, '{"total":7,"hasMore":true,"values":["v1"]}', ""))
+        code, _, err = serve(ENTRIES, "completion/complete", '{"ref":{"type":"ref/prompt","name":"bad"},"argument":{"name":"a","value":""}}')
+        self.assertEqual((code, err), (1, "the completion's values must be a list of str\n"))
+
     def test_an_entry_point_the_module_lacks(self):
         src = "def f():\n    return 'ok'\n"
         self.assertEqual(serve(src, "resources/read", '{"uri":"a://x"}'),
                          (1, "", "this module serves no resources/read: register a function with @wasmcp.resources\n"))
         self.assertEqual(serve(src, "prompts/get", '{"name":"p"}'),
                          (1, "", "this module serves no prompts/get: register a function with @wasmcp.prompts\n"))
+        self.assertEqual(serve(src, "completion/complete", '{"ref":{},"argument":{}}'),
+                         (1, "", "this module serves no completion/complete: register a function with @wasmcp.completions\n"))
 
 
 class Messages(unittest.TestCase):

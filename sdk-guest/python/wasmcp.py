@@ -34,7 +34,7 @@ except ImportError:  # not in the wasmcp runtime
     _wasmcp = None
 
 __all__ = [
-    "tool", "resources", "prompts", "READ_RESOURCE", "GET_PROMPT",
+    "tool", "resources", "prompts", "completions", "READ_RESOURCE", "GET_PROMPT", "COMPLETE",
     "ToolError", "HostError", "log", "progress", "http", "Response", "result",
     "text", "image", "LEVELS", "MAX_MESSAGE",
     "OK", "FAULT", "INVALID", "ENCODING", "TOO_LONG", "LIMIT", "ORDER", "DENIED", "NETWORK",
@@ -50,10 +50,11 @@ LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "e
 MAX_MESSAGE = 8192
 
 # The entry points a module may serve besides its tools: the host starts
-# the module with one of them as argv[1] (docs/abi.md, "Reading a resource"
-# and "Getting a prompt"). No tool may have these names.
+# the module with one of them as argv[1] (docs/abi.md, "Reading a resource",
+# "Getting a prompt" and "Completions"). No tool may have these names.
 READ_RESOURCE = "resources/read"
 GET_PROMPT = "prompts/get"
+COMPLETE = "completion/complete"
 
 _tools = {}
 _entries = {}  # entry point -> (handler, the function that checks and encodes its answer)
@@ -109,6 +110,41 @@ def prompts(fn):
     or a dict {"description": ..., "messages": [...]}. Raising ToolError
     fails the request with that message."""
     return _entry(GET_PROMPT, _messages)(fn)
+
+
+def completions(fn):
+    """Registers fn(ref, name, value, context) as the module's
+    completion/complete: it offers values for the arguments of every
+    prompt, and the variables of every template, whose manifest entry
+    says "complete": "module" and that declare no values of their own.
+    ref is {"type": "ref/prompt", "name": ...} or {"type": "ref/resource",
+    "uri": <the uriTemplate>}; name the argument or variable; value what
+    the client has typed; context the other arguments it sent (a dict of
+    str, maybe empty).
+
+    fn returns the values, a list of str (at most 100), or a dict
+    {"values": [...], "total": N, "hasMore": bool}. Raising ToolError
+    fails the request with that message."""
+    return _entry(COMPLETE, _completion)(fn)
+
+
+def _completion(value):
+    """The completion/complete answer for what fn returned, or ToolError."""
+    answer = {}
+    if isinstance(value, dict):
+        extra = sorted(set(value) - {"values", "total", "hasMore"})
+        if extra:
+            raise ToolError("the completion has %s; it holds only values, total and hasMore"
+                            % ", ".join(map(repr, extra)))
+        if "total" in value:
+            answer["total"] = value["total"]
+        if "hasMore" in value:
+            answer["hasMore"] = bool(value["hasMore"])
+        value = value.get("values")
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise ToolError("the completion's values must be a list of str")
+    answer["values"] = list(value)
+    return answer
 
 
 def _contents(value):
@@ -343,14 +379,18 @@ def _serve(entry, argv, raw):
     """Serves one call (the runtime calls this): argv is [stem, tool name]
     or [stem, entry point], raw the arguments or the request as JSON."""
     name = argv[1] if len(argv) > 1 else None
-    if name in (READ_RESOURCE, GET_PROMPT):
+    if name in (READ_RESOURCE, GET_PROMPT, COMPLETE):
         if name not in _entries:
-            how = "@wasmcp.resources" if name == READ_RESOURCE else "@wasmcp.prompts"
+            how = {READ_RESOURCE: "@wasmcp.resources", GET_PROMPT: "@wasmcp.prompts", COMPLETE: "@wasmcp.completions"}[name]
             _fail("this module serves no %s: register a function with %s" % (name, how))
         handler, check = _entries[name]
-        key = "uri" if name == READ_RESOURCE else "name"
 
         def fn(**req):
+            if name == COMPLETE:
+                argument = req.get("argument") or {}
+                context = (req.get("context") or {}).get("arguments") or {}
+                return check(handler(req.get("ref") or {}, argument.get("name"), argument.get("value", ""), context))
+            key = "uri" if name == READ_RESOURCE else "name"
             return check(handler(req.get(key), req.get("arguments") or {}))
     else:
         if name is None and len(_tools) == 1:

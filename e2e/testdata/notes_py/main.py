@@ -1,5 +1,6 @@
 """A Python module serving a resource template and prompts through the
-SDK's @wasmcp.resources and @wasmcp.prompts (e2e/guest_entries_test.go;
+SDK's @wasmcp.resources, @wasmcp.prompts and @wasmcp.completions
+(e2e/guest_entries_test.go;
 its manifest is testdata/notes.manifest.json). notes://none and the
 prompt broken_note answer what the SDK refuses to write."""
 
@@ -24,3 +25,9 @@ def get(name, arguments):
         return [{"role": "system", "content": "You are a note."}]
     return {"description": "Summary of note " + arguments["id"],
             "messages": [{"role": "user", "content": "Summarise note %s: %s" % (arguments["id"], NOTES.get(arguments["id"], "?"))}]}
+
+
+@wasmcp.completions
+def complete(ref, name, value, context):
+    ids = [note for note in NOTES if note.startswith(value)]
+    return {"values": ids, "total": len(ids)} if ref["type"] == "ref/prompt" else ids
