@@ -352,21 +352,11 @@ func (m *Manifest) checkToolUIs() error {
 		resources[r.URI] = r.MIMEType
 	}
 	for i := range m.Tools {
-		if _, err := m.Tools[i].Meta.toolUI(resources); err != nil {
+		if err := m.Tools[i].Meta.checkToolUI(resources); err != nil {
 			return fmt.Errorf("tool %d (%q): %w", i, m.Tools[i].Name, err)
 		}
 	}
 	return nil
-}
-
-// UI returns the tool's interface, from its _meta, or nil if it has none.
-// A manifest that ParseManifest accepted has a valid one.
-func (t *Tool) UI() *ToolUI {
-	var ui ToolUI
-	if raw, ok := t.Meta[UIKey]; !ok || json.Unmarshal(raw, &ui) != nil {
-		return nil
-	}
-	return &ui
 }
 
 // checkClient checks a "client" list of capabilities.

@@ -88,39 +88,39 @@ type ToolUI struct {
 	Visibility []string `json:"visibility,omitempty"`
 }
 
-// toolUI reads and checks a tool's _meta.ui, if it has one; resources are
-// the URIs the module declares, with their MIME types.
-func (m Meta) toolUI(resources map[string]string) (*ToolUI, error) {
+// checkToolUI checks a tool's _meta.ui, if it has one; resources are the
+// URIs the module declares, with their MIME types.
+func (m Meta) checkToolUI(resources map[string]string) error {
 	raw, ok := m[UIKey]
 	if !ok {
-		return nil, nil
+		return nil
 	}
 	if _, err := members("tool ui", raw); err != nil {
-		return nil, fmt.Errorf(`"_meta.ui": %w`, err)
+		return fmt.Errorf(`"_meta.ui": %w`, err)
 	}
 	var ui ToolUI
 	if err := json.Unmarshal(raw, &ui); err != nil {
-		return nil, fmt.Errorf(`"_meta.ui" must be an object with "resourceUri" and "visibility": %w`, err)
+		return fmt.Errorf(`"_meta.ui" must be an object with "resourceUri" and "visibility": %w`, err)
 	}
 	if !strings.HasPrefix(ui.ResourceURI, "ui://") {
-		return nil, fmt.Errorf(`"_meta.ui.resourceUri" must be a ui:// URI, not %q`, ui.ResourceURI)
+		return fmt.Errorf(`"_meta.ui.resourceUri" must be a ui:// URI, not %q`, ui.ResourceURI)
 	}
 	mime, declared := resources[ui.ResourceURI]
 	if !declared {
-		return nil, fmt.Errorf(`"_meta.ui.resourceUri" %q is not a resource this module declares: a tool's interface is its own module's`, ui.ResourceURI)
+		return fmt.Errorf(`"_meta.ui.resourceUri" %q is not a resource this module declares: a tool's interface is its own module's`, ui.ResourceURI)
 	}
 	if mime != UIMIMEType {
-		return nil, fmt.Errorf(`"_meta.ui.resourceUri" %q has MIME type %q; an interface's is %q`, ui.ResourceURI, mime, UIMIMEType)
+		return fmt.Errorf(`"_meta.ui.resourceUri" %q has MIME type %q; an interface's is %q`, ui.ResourceURI, mime, UIMIMEType)
 	}
 	for _, v := range ui.Visibility {
 		if v != "model" && v != "app" {
-			return nil, fmt.Errorf(`"_meta.ui.visibility" may hold "model" and "app", not %q`, v)
+			return fmt.Errorf(`"_meta.ui.visibility" may hold "model" and "app", not %q`, v)
 		}
 	}
 	if len(ui.Visibility) > 2 || len(ui.Visibility) == 2 && ui.Visibility[0] == ui.Visibility[1] {
-		return nil, errors.New(`"_meta.ui.visibility" lists each of "model" and "app" at most once`)
+		return errors.New(`"_meta.ui.visibility" lists each of "model" and "app" at most once`)
 	}
-	return &ui, nil
+	return nil
 }
 
 // resourceUI checks a ui:// resource's _meta.ui, which only such a

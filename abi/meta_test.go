@@ -1,6 +1,7 @@
 package abi
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -29,8 +30,9 @@ func TestMetaAccepted(t *testing.T) {
 			continue
 		}
 		if name == "a tool's interface" {
-			if ui := m.Tools[0].UI(); ui == nil || ui.ResourceURI != "ui://t/view.html" {
-				t.Errorf("UI() = %+v", ui)
+			var ui ToolUI
+			if json.Unmarshal(m.Tools[0].Meta[UIKey], &ui) != nil || ui.ResourceURI != "ui://t/view.html" {
+				t.Errorf("_meta.ui = %+v", ui)
 			}
 		}
 	}

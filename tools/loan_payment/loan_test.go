@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -34,7 +35,8 @@ func TestPayment(t *testing.T) {
 // interface main serves, and that read serves it as an app.
 func TestManifest(t *testing.T) {
 	m := tooltest.Manifest(t, "loan_payment", abi.OutputJSON)
-	if ui := m.Tools[0].UI(); ui == nil || ui.ResourceURI != viewURI {
+	var ui abi.ToolUI
+	if json.Unmarshal(m.Tools[0].Meta[abi.UIKey], &ui) != nil || ui.ResourceURI != viewURI {
 		t.Fatalf("the tool's interface is %+v; want %s", ui, viewURI)
 	}
 	res, err := read(guest.ReadRequest{URI: viewURI})
