@@ -371,9 +371,9 @@ func (rt *router) session(id string) *mcp.ServerSession {
 
 // answerTask answers v, a request of the tasks protocol in session ss,
 // whose id is id. A tasks/result may wait for long, so, like a
-// subscriptions/listen, its request must be small and gives its body's
-// share of the budget back before it waits; the connection it holds is
-// the listener's to bound.
+// subscriptions/listen, its request must be small, gives its body's share
+// of the budget back before it waits, and takes one of the long-lived
+// streams.
 func (rt *router) answerTask(w http.ResponseWriter, r *http.Request, id json.RawMessage, v guard.Verdict, release func(), ss *mcp.ServerSession) {
 	params := v.Params
 	if v.Method == "tasks/result" {
@@ -382,6 +382,12 @@ func (rt *router) answerTask(w http.ResponseWriter, r *http.Request, id json.Raw
 				fmt.Sprintf("invalid request: a tasks/result request is at most %s", abi.Size(maxStreamRequest))))
 			return
 		}
+		// A waiting tasks/result holds its connection as a stream does, and
+		// is bounded with them, so that waits cannot take every connection.
+		if !rt.openStream(w, r, id) {
+			return
+		}
+		defer rt.streams.Release(1)
 		params = bytes.Clone(params)
 		release()
 	}

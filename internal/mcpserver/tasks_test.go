@@ -407,6 +407,41 @@ func TestPolledTaskKeepsItsSession(t *testing.T) {
 	httpPost(t, srv.URL, `{"jsonrpc":"2.0","id":3,"method":"tasks/cancel","params":{"taskId":"`+created.Task.TaskID+`"}}`, header)
 }
 
+// A waiting tasks/result is one of the long-lived streams: past
+// MaxStreams, another is refused rather than hold a connection.
+func TestWaitingForATaskTakesAStream(t *testing.T) {
+	dir := t.TempDir()
+	wattest.Write(t, dir, "loop", "spin")
+	write(t, filepath.Join(dir, "spin.manifest.json"), `{"abi":1,"tools":[{"name":"spin","description":"spins","inputSchema":{"type":"object"},
+		"execution":{"taskSupport":"required"}}]}`)
+	srv := httptest.NewServer(serveDir(t, dir, Options{}).HTTPHandler(HTTPOptions{MaxStreams: 1}))
+	defer srv.Close()
+	header := map[string]string{"Mcp-Session-Id": startSession(t, srv.URL), "Mcp-Protocol-Version": "2025-11-25"}
+	_, _, r := httpPost(t, srv.URL, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"spin","arguments":{},"task":{}}}`, header)
+	var created struct {
+		Task taskState `json:"task"`
+	}
+	if err := json.Unmarshal(r.Result, &created); err != nil || created.Task.TaskID == "" {
+		t.Fatalf("tools/call as a task: %s %+v", r.Result, r.Error)
+	}
+	// The one stream: a GET of the session, which stays open.
+	get, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+	get.Header.Set("Accept", "text/event-stream")
+	for k, v := range header {
+		get.Header.Set(k, v)
+	}
+	stream, err := http.DefaultClient.Do(get)
+	if err != nil || stream.StatusCode != http.StatusOK {
+		t.Fatalf("the session's stream: %v %v", stream, err)
+	}
+	defer stream.Body.Close()
+	status, _, r := httpPost(t, srv.URL, `{"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{"taskId":"`+created.Task.TaskID+`"}}`, header)
+	if status != http.StatusServiceUnavailable || r.Error == nil || !strings.Contains(r.Error.Message, "open streams") {
+		t.Errorf("tasks/result with every stream open: %d %s %+v; want 503", status, r.Result, r.Error)
+	}
+	httpPost(t, srv.URL, `{"jsonrpc":"2.0","id":3,"method":"tasks/cancel","params":{"taskId":"`+created.Task.TaskID+`"}}`, header)
+}
+
 // reportingCalls is a Caller whose calls log a line and report progress
 // through the reporter they are given, and return.
 type reportingCalls struct{ Caller }
