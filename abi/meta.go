@@ -62,6 +62,12 @@ func (m Meta) check() error {
 		if reservedPrefix(prefix) {
 			return fmt.Errorf(`"_meta" key %q: the prefix %q is reserved for MCP itself`, key, prefix+"/")
 		}
+		if prefix == UIKey {
+			// MCP Apps' earlier, flat keys ("ui/resourceUri"), which clients
+			// still read: only _meta.ui, which is checked, may link to an
+			// interface.
+			return fmt.Errorf(`"_meta" key %q: the prefix "ui/" is MCP Apps'; link a tool to its interface with "_meta": {"ui": {"resourceUri": ...}}`, key)
+		}
 	}
 	return nil
 }
@@ -88,9 +94,20 @@ type ToolUI struct {
 	Visibility []string `json:"visibility,omitempty"`
 }
 
-// checkToolUI checks a tool's _meta.ui, if it has one; resources are the
-// URIs the module declares, with their MIME types.
+// checkToolUI checks a tool's _meta.ui, if it has one, and any other key
+// whose value is a ui:// URI (as other app kits name a tool's interface,
+// "openai/outputTemplate"): each must be an interface of the module's own.
+// resources are the URIs the module declares, with their MIME types.
 func (m Meta) checkToolUI(resources map[string]string) error {
+	for key, raw := range m {
+		var uri string
+		if key == UIKey || json.Unmarshal(raw, &uri) != nil || !strings.HasPrefix(uri, "ui://") {
+			continue
+		}
+		if err := ownInterface(fmt.Sprintf("_meta.%s", key), uri, resources); err != nil {
+			return err
+		}
+	}
 	raw, ok := m[UIKey]
 	if !ok {
 		return nil
@@ -105,12 +122,8 @@ func (m Meta) checkToolUI(resources map[string]string) error {
 	if !strings.HasPrefix(ui.ResourceURI, "ui://") {
 		return fmt.Errorf(`"_meta.ui.resourceUri" must be a ui:// URI, not %q`, ui.ResourceURI)
 	}
-	mime, declared := resources[ui.ResourceURI]
-	if !declared {
-		return fmt.Errorf(`"_meta.ui.resourceUri" %q is not a resource this module declares: a tool's interface is its own module's`, ui.ResourceURI)
-	}
-	if mime != UIMIMEType {
-		return fmt.Errorf(`"_meta.ui.resourceUri" %q has MIME type %q; an interface's is %q`, ui.ResourceURI, mime, UIMIMEType)
+	if err := ownInterface("_meta.ui.resourceUri", ui.ResourceURI, resources); err != nil {
+		return err
 	}
 	for _, v := range ui.Visibility {
 		if v != "model" && v != "app" {
@@ -137,6 +150,19 @@ func (m Meta) resourceUI(uri string) error {
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(raw, &obj) != nil || obj == nil {
 		return errors.New(`"_meta.ui" must be an object`)
+	}
+	return nil
+}
+
+// ownInterface requires uri, the value of field, to be an interface the
+// module declares among resources.
+func ownInterface(field, uri string, resources map[string]string) error {
+	mime, declared := resources[uri]
+	if !declared {
+		return fmt.Errorf(`%q %q is not a resource this module declares: a tool's interface is its own module's`, field, uri)
+	}
+	if mime != UIMIMEType {
+		return fmt.Errorf(`%q %q has MIME type %q; an interface's is %q`, field, uri, mime, UIMIMEType)
 	}
 	return nil
 }

@@ -17,7 +17,7 @@ func appManifest(toolExtra, resourceExtra string) string {
 
 func TestMetaAccepted(t *testing.T) {
 	for name, data := range map[string]string{
-		"namespaced keys": appManifest(`,"_meta":{"example.com/owner":"team-a","a.b-c.d/x_y.z":{"n":1}}`, ""),
+		"namespaced keys": appManifest(`,"_meta":{"example.com/owner":"team-a","a.b-c.d/x_y.z":{"n":1},"openai/outputTemplate":"ui://t/view.html"}`, ""),
 		"a tool's interface": appManifest(`,"_meta":{"ui":{"resourceUri":"ui://t/view.html","visibility":["model","app"]}}`,
 			`,"_meta":{"ui":{"prefersBorder":true,"csp":{"connectDomains":[]}}}`),
 		"tool icons": appManifest(`,"icons":[{"src":"data:image/png;base64,AA==","mimeType":"image/png","sizes":["16x16"]}]`, ""),
@@ -48,6 +48,8 @@ func TestMetaRefused(t *testing.T) {
 		{"too large", appManifest(`,"_meta":{"a.b/x":"`+strings.Repeat("x", MaxMeta)+`"}`, ""), "over the limit"},
 		{"interface not a ui:// URI", appManifest(`,"_meta":{"ui":{"resourceUri":"docs://plain"}}`, ""), "must be a ui:// URI"},
 		{"another module's interface", appManifest(`,"_meta":{"ui":{"resourceUri":"ui://other/view.html"}}`, ""), "not a resource this module declares"},
+		{"the flat MCP Apps key", appManifest(`,"_meta":{"ui/resourceUri":"ui://t/view.html"}`, ""), `prefix "ui/"`},
+		{"another module's interface by another kit's key", appManifest(`,"_meta":{"openai/outputTemplate":"ui://victim/app"}`, ""), "not a resource this module declares"},
 		{"interface not HTML", strings.Replace(appManifest(`,"_meta":{"ui":{"resourceUri":"ui://t/view.html"}}`, ""), "text/html;profile=mcp-app", "text/plain", 1), "has MIME type"},
 		{"unknown ui member", appManifest(`,"_meta":{"ui":{"resourceUri":"ui://t/view.html","resourceURI":"x"}}`, ""), "unknown field"},
 		{"bad visibility", appManifest(`,"_meta":{"ui":{"resourceUri":"ui://t/view.html","visibility":["user"]}}`, ""), "may hold"},
