@@ -77,9 +77,18 @@ type taskStore struct {
 	mu sync.Mutex
 	// owners holds each owner's tasks, by id.
 	owners map[string]map[string]*task
-	total  int
-	seq    uint64
+	// ended holds the owners that ended in the last endedMemory, and when:
+	// a task request that found its session live just before it ended
+	// would otherwise make a task no one ends.
+	ended map[string]time.Time
+	total int
+	seq   uint64
 }
+
+// endedMemory is how long the store refuses tasks to an owner that ended,
+// much longer than a request takes between finding its session and
+// creating its task.
+const endedMemory = time.Minute
 
 // task is one tools/call run as a task.
 type task struct {
@@ -112,7 +121,7 @@ func newTaskStore(calls Caller, tools func() *registry.Catalog, opts TaskOptions
 	if opts.MaxTTL <= 0 {
 		opts.MaxTTL = DefaultTaskMaxTTL
 	}
-	return &taskStore{calls: calls, tools: tools, opts: opts, owners: map[string]map[string]*task{}}
+	return &taskStore{calls: calls, tools: tools, opts: opts, owners: map[string]map[string]*task{}, ended: map[string]time.Time{}}
 }
 
 // taskRequest is a request the store answers, with what it needs of the
@@ -242,7 +251,10 @@ func (s *taskStore) create(r taskRequest) (any, *jsonrpc.Error) {
 		s.owners[r.owner] = tasks
 	}
 	var refusal string
+	_, ended := s.ended[r.owner]
 	switch {
+	case ended:
+		refusal = "the session has ended; start a new one"
 	case len(tasks) >= s.opts.PerSession:
 		refusal = fmt.Sprintf("this session holds its maximum of %d tasks; cancel running ones, or wait for finished ones to expire (ask for a shorter ttl), then try again", s.opts.PerSession)
 	case s.total >= s.opts.Total:
@@ -376,6 +388,13 @@ func (s *taskStore) endOwner(owner string) <-chan struct{} {
 		s.total--
 	}
 	delete(s.owners, owner)
+	now := time.Now()
+	for o, at := range s.ended {
+		if now.Sub(at) > endedMemory {
+			delete(s.ended, o)
+		}
+	}
+	s.ended[owner] = now
 	returned := make(chan struct{})
 	go func() {
 		for _, t := range running {

@@ -243,6 +243,15 @@ func TestTaskLimits(t *testing.T) {
 	startTask(t, s, "c", "slow", `{}`)
 }
 
+// A task request that found its session live just before the session
+// ended makes no task that would outlive it.
+func TestNoTaskForAnEndedSession(t *testing.T) {
+	s, _ := newHeldStore(t, TaskOptions{Total: 1})
+	s.endOwner("a")
+	wantError(t, s, "a", "tools/call", `{"name":"slow","task":{}}`, -32603, "the session has ended")
+	startTask(t, s, "b", "slow", `{}`)
+}
+
 func TestEndedSessionCancelsItsTasks(t *testing.T) {
 	s, calls := newHeldStore(t, TaskOptions{})
 	id := startTask(t, s, "a", "slow", `{}`)
