@@ -17,6 +17,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"runtime"
 	"sync"
 	"time"
@@ -229,7 +230,17 @@ type HTTPConfig struct {
 	// Last-Event-ID (SSE polling). Zero keeps streams open until their
 	// answers.
 	PollInterval time.Duration
+	// ReplicaID names this server among replicas behind one load balancer:
+	// it begins every session id, before a dot, so that the balancer can
+	// send a session's requests to the replica that holds the session
+	// (deploy/nginx). Letters, digits and hyphens, at most 32; empty for
+	// a server on its own.
+	ReplicaID string
 }
+
+// validReplicaID matches what HTTPConfig.ReplicaID may be: what a load
+// balancer's pattern takes apart from the random rest without escaping.
+var validReplicaID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,31}$`)
 
 // Engines lists the WebAssembly engines this build can run, the default
 // first.
@@ -265,6 +276,9 @@ type Server struct {
 // module's first call, or to Warm.
 func New(ctx context.Context, cfg Config) (*Server, error) {
 	cfg = cfg.withDefaults()
+	if id := cfg.HTTP.ReplicaID; id != "" && !validReplicaID.MatchString(id) {
+		return nil, fmt.Errorf("the replica id %q is not 1 to 32 letters, digits and hyphens, starting with a letter or digit", id)
+	}
 	if n := len(cfg.RequestStateKey); n > 0 && n < MinRequestStateKey {
 		return nil, fmt.Errorf("the requestState key has %d bytes; it needs at least %d (32 random bytes, say)", n, MinRequestStateKey)
 	}
@@ -311,7 +325,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	})
 	s.mcp = mcpserver.New(s.registry, s.calls, mcpserver.Options{
 		Version: cfg.Version, Logger: cfg.Logger, ListChanged: cfg.Watch, RequestBudget: cfg.RequestBudget,
-		PollInterval: cfg.HTTP.PollInterval, RequestStateKey: cfg.RequestStateKey,
+		PollInterval: cfg.HTTP.PollInterval, RequestStateKey: cfg.RequestStateKey, ReplicaID: cfg.HTTP.ReplicaID,
 		Tasks: mcpserver.TaskOptions(cfg.Tasks),
 	})
 	if cfg.Watch {

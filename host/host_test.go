@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,5 +119,29 @@ func TestStatusHasTheSchemas(t *testing.T) {
 	st := newServer(t, host.Config{}).Status()
 	if got := string(st.Tools[0].InputSchema); got != `{"type":"object"}` {
 		t.Errorf("Status's inputSchema = %s; want the manifest's", got)
+	}
+}
+
+// A replica's session ids begin with its id, for a load balancer to route
+// by; an id a balancer's pattern could not take apart is refused.
+func TestReplicaIDBeginsSessionIDs(t *testing.T) {
+	srv := newServer(t, host.Config{HTTP: host.HTTPConfig{ReplicaID: "r2"}})
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	req := httptest.NewRequest("POST", host.Path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	rec := httptest.NewRecorder()
+	srv.Handler().ServeHTTP(rec, req)
+	id := rec.Header().Get("Mcp-Session-Id")
+	if prefix, rest, ok := strings.Cut(id, "."); !ok || prefix != "r2" || len(rest) < 20 {
+		t.Fatalf("session id %q (status %d); want r2. and a random rest", id, rec.Code)
+	}
+
+	dir := exampleTools()
+	defer os.RemoveAll(dir)
+	for _, bad := range []string{"-r", "r.2", "r 2", strings.Repeat("r", 33)} {
+		if _, err := host.New(context.Background(), host.Config{Tools: dir, HTTP: host.HTTPConfig{ReplicaID: bad}}); err == nil || !strings.Contains(err.Error(), "replica id") {
+			t.Errorf("replica id %q: %v; want it refused", bad, err)
+		}
 	}
 }

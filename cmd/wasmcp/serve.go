@@ -117,6 +117,7 @@ type httpFlags struct {
 	sessionIdle    time.Duration
 	readTimeout    time.Duration
 	pollInterval   time.Duration
+	replicaID      string
 }
 
 func (f *httpFlags) register(fs *flag.FlagSet) {
@@ -127,6 +128,7 @@ func (f *httpFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.maxSessions, "max-sessions", 1024, "live 2025-11-25 sessions; a new one past this closes the session idle longest, or is refused with 503 while every session is in use")
 	fs.DurationVar(&f.sessionIdle, "session-idle-timeout", 10*time.Minute, "close a 2025-11-25 session idle this long")
 	fs.DurationVar(&f.pollInterval, "poll-interval", 0, "end a 2025-11-25 session's response stream each time its request has run this long, for the client to resume it (SSE polling), so that a long call holds no idle connection a proxy would cut; 0 keeps streams open")
+	fs.StringVar(&f.replicaID, "replica-id", "", "name this replica (letters, digits, hyphens) at the start of its session ids, for a load balancer to send each 2025-11-25 session to the replica that holds it (deploy/nginx)")
 	fs.DurationVar(&f.readTimeout, "read-timeout", 30*time.Second, "time a client has to send a request's headers, then its body, and to take each 64 KiB of an answer; a client past it has its connection closed")
 }
 
@@ -142,6 +144,7 @@ func (f *httpFlags) handlerOptions() (host.HTTPConfig, error) {
 		// everything else, /healthz included.
 		MaxStreams:   f.maxConnections / 2,
 		PollInterval: f.pollInterval,
+		ReplicaID:    f.replicaID,
 	}
 	if f.authTokenFile != "" {
 		b, err := os.ReadFile(f.authTokenFile)

@@ -6,6 +6,7 @@ package mcpserver
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -73,6 +74,12 @@ type Options struct {
 	RequestStateKey []byte
 	// Tasks bound the tool calls run as tasks (MCP 2025-11-25).
 	Tasks TaskOptions
+	// ReplicaID, when set, begins every 2025-11-25 session id this server
+	// makes, followed by a dot and the random part: a load balancer in
+	// front of replicas routes a session's requests to the one that holds
+	// it by that prefix (deploy/nginx), since only that one has the
+	// session.
+	ReplicaID string
 }
 
 // DefaultRequestBudget is the request budget of a zero
@@ -129,6 +136,7 @@ func New(reg *registry.Registry, calls Caller, opts Options) *Server {
 	s.subs = newSubscriptions(reg.Current, func() iter.Seq[*mcp.ServerSession] { return s.mcp.Sessions() }, log)
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: Name, Title: "wasmcp", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions:       instructions,
+		GetSessionID:       sessionIDs(opts.ReplicaID),
 		CompletionHandler:  handler,
 		SubscribeHandler:   s.subs.subscribe,
 		UnsubscribeHandler: s.subs.unsubscribe,
@@ -168,6 +176,15 @@ func New(reg *registry.Registry, calls Caller, opts Options) *Server {
 		}
 	})
 	return s
+}
+
+// sessionIDs makes the session ids of a replica: the SDK's own, random
+// and unguessable, after the replica's id.
+func sessionIDs(replica string) func() string {
+	if replica == "" {
+		return rand.Text
+	}
+	return func() string { return replica + "." + rand.Text() }
 }
 
 // sync brings the SDK's tools, resources, resource templates and prompts
