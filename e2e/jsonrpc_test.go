@@ -192,19 +192,23 @@ func post(t *testing.T, url, body string, header map[string]string) (int, rpcRep
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	// An SSE response carries the reply in a data line; a 2025-11-25
-	// stream's first, its priming event, has none.
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		for line := range bytes.Lines(raw) {
+	var r rpcReply
+	json.Unmarshal(reply(resp.Header, raw), &r)
+	return resp.StatusCode, r, resp.Header
+}
+
+// reply is the JSON-RPC message of a response body. An SSE response
+// carries it in a data line; a 2025-11-25 stream's first, its priming
+// event, has none.
+func reply(h http.Header, body []byte) []byte {
+	if strings.HasPrefix(h.Get("Content-Type"), "text/event-stream") {
+		for line := range bytes.Lines(body) {
 			if data, ok := bytes.CutPrefix(bytes.TrimSuffix(line, []byte("\n")), []byte("data: ")); ok && len(data) > 0 {
-				raw = data
-				break
+				return data
 			}
 		}
 	}
-	var r rpcReply
-	json.Unmarshal(raw, &r)
-	return resp.StatusCode, r, resp.Header
+	return body
 }
 
 const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`

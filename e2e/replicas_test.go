@@ -1,0 +1,414 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+var soak = flag.Duration("replica-soak", 0, "run TestReplicasBehindNginx's load this long after the kill, instead of its short default")
+
+// freePort returns a loopback port nothing listens on, for a server that
+// cannot be told to take any (nginx, the registry) and say which.
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// process is a helper server this test starts (nginx, the registry), with
+// its output kept for waiting on and for failure messages.
+type process struct {
+	cmd *exec.Cmd
+	out *lockedBuffer
+}
+
+// startProcess runs name with args until the test ends, and waits until it
+// writes a line holding every one of ready.
+func startProcess(t *testing.T, ready []string, name string, args ...string) *process {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = cmd.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &process{cmd: cmd, out: &lockedBuffer{}}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	found := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(pipe)
+		seen := false
+		for sc.Scan() {
+			p.out.WriteString(sc.Text() + "\n")
+			if !seen && containsAll(sc.Text(), ready) {
+				seen = true
+				close(found)
+			}
+		}
+		if !seen {
+			close(found)
+		}
+	}()
+	select {
+	case <-found:
+	case <-time.After(time.Minute):
+	}
+	if !containsAll(p.out.String(), ready) {
+		t.Fatalf("%s did not start (waited for %q):\n%s", name, ready, p.out.String())
+	}
+	return p
+}
+
+// startNginx runs deploy/nginx/wasmcp.conf, as shipped, in front of the
+// three replicas, and returns its address.
+func startNginx(t *testing.T, replicas []*server) string {
+	t.Helper()
+	conf, err := os.ReadFile("../deploy/nginx/wasmcp.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	site := strings.Replace(string(conf), "listen 8080;", fmt.Sprintf("listen 127.0.0.1:%d;", port), 1)
+	for i, r := range replicas {
+		site = strings.ReplaceAll(site, fmt.Sprintf("wasmcp-r%d:8080", i+1), strings.TrimSuffix(strings.TrimPrefix(r.url, "http://"), "/mcp"))
+	}
+	if strings.Contains(site, "wasmcp-r1:") || strings.Contains(site, "listen 8080") {
+		t.Fatalf("deploy/nginx/wasmcp.conf has addresses this test does not replace:\n%s", site)
+	}
+	dir := t.TempDir()
+	// What Debian's nginx.conf has around its conf.d, in the test's own
+	// directory.
+	main := fmt.Sprintf(`daemon off;
+worker_processes 1;
+pid %[1]s/nginx.pid;
+error_log stderr notice;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    client_body_temp_path %[1]s/body;
+    proxy_temp_path %[1]s/proxy;
+    fastcgi_temp_path %[1]s/fastcgi;
+    uwsgi_temp_path %[1]s/uwsgi;
+    scgi_temp_path %[1]s/scgi;
+    include %[1]s/wasmcp.conf;
+}
+`, dir)
+	for name, content := range map[string]string{"nginx.conf": main, "wasmcp.conf": site} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	startProcess(t, []string{"start worker process"}, "nginx", "-p", dir, "-e", "stderr", "-c", filepath.Join(dir, "nginx.conf"))
+	return fmt.Sprintf("http://127.0.0.1:%d", port)
+}
+
+// rpc posts one JSON-RPC request and returns its result, or why there is
+// none: a transport error, a status other than 200, or a JSON-RPC error.
+func rpc(ctx context.Context, url, body string, header map[string]string) (json.RawMessage, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(raw))
+	}
+	var r rpcReply
+	if err := json.Unmarshal(reply(resp.Header, raw), &r); err != nil {
+		return nil, fmt.Errorf("%w: %s", err, raw)
+	}
+	if r.Error != nil {
+		return nil, fmt.Errorf("JSON-RPC error %d: %s", r.Error.Code, r.Error.Message)
+	}
+	return r.Result, nil
+}
+
+// slugifyCall is a stateless (2026-07-28) call of slugify, which any
+// replica may answer.
+func slugifyCall(ctx context.Context, url, text string) error {
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slugify","arguments":{"text":%q},%s}}`, text, modernMeta)
+	res, err := rpc(ctx, url, body, modernCall("slugify"))
+	if err != nil {
+		return err
+	}
+	var out struct {
+		IsError bool
+		Content []struct{ Text string }
+	}
+	if err := json.Unmarshal(res, &out); err != nil || out.IsError || len(out.Content) == 0 {
+		return fmt.Errorf("slugify answered %s", res)
+	}
+	return nil
+}
+
+// rss is a process's resident set in bytes, from /proc.
+func rss(t *testing.T, pid int) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatalf("no VmRSS in /proc/%d/status", pid)
+	return 0
+}
+
+// outcome counts what a load worker saw.
+type outcome struct {
+	calls, failures, retried atomic.Int64
+	mu                       sync.Mutex
+	failed                   []string // why each failure failed, and where
+}
+
+func (o *outcome) fail(format string, a ...any) {
+	o.failures.Add(1)
+	o.mu.Lock()
+	o.failed = append(o.failed, fmt.Sprintf(format, a...))
+	o.mu.Unlock()
+}
+
+// TestReplicasBehindNginx runs three replicas behind deploy/nginx/wasmcp.conf
+// and checks what running more than one process promises: a 2026-07-28
+// call that asks the client is taken back by another replica; under mixed
+// load (stateless calls round robin, 2025-11-25 sessions pinned to their
+// replica) a replica killed with SIGKILL loses only the calls in flight on
+// it, and those succeed when retried; a new version of a tool reaches every
+// replica; memory stays flat.
+func TestReplicasBehindNginx(t *testing.T) {
+	key := filepath.Join(t.TempDir(), "state.key")
+	if err := os.WriteFile(key, bytes.Repeat([]byte("k"), 32), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var replicas []*server
+	var dirs []string
+	for i := 1; i <= 3; i++ {
+		dir := askDir(t)
+		copyFile(t, filepath.Join(toolsDir, "slugify.wasm"), filepath.Join(dir, "slugify.wasm"))
+		dirs = append(dirs, dir)
+		r := startBinary(t, binary, "--tools", dir, "--cache-dir", cacheDir, "--log-level", "info",
+			"--replica-id", fmt.Sprintf("r%d", i), "--request-state-key-file", key)
+		replicas = append(replicas, r)
+	}
+	lb := startNginx(t, replicas)
+	ctx := t.Context()
+
+	t.Run("stateless calls reach every replica", func(t *testing.T) {
+		for i := range 6 {
+			if err := slugifyCall(ctx, lb+"/mcp", fmt.Sprint("warm ", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+
+	// The requestState r1 signs, r2 takes back: they share the key.
+	t.Run("a call that asks the client is finished by another replica", func(t *testing.T) {
+		res, err := rpc(ctx, replicas[0].url, modernAsk("ask", ""), modernCall("ask"))
+		var first inputRequired
+		if err != nil || json.Unmarshal(res, &first) != nil || first.RequestState == "" {
+			t.Fatalf("r1: %s %v; want an InputRequiredResult", res, err)
+		}
+		answer := `,"requestState":"` + first.RequestState + `","inputResponses":{"confirm":{"action":"accept","content":{"ok":true}}}`
+		res, err = rpc(ctx, replicas[1].url, modernAsk("ask", answer), modernCall("ask"))
+		var done inputRequired
+		if err != nil || json.Unmarshal(res, &done) != nil || done.ResultType != "complete" || done.IsError {
+			t.Fatalf("r2, with r1's requestState: %s %v; want the call finished", res, err)
+		}
+	})
+
+	// Load: stateless workers, and session workers whose sessions nginx
+	// pins by their id's replica prefix.
+	const statelessWorkers, sessionWorkers = 4, 3
+	var stateless, sessions outcome
+	var killed atomic.Bool
+	killDone := make(chan struct{})
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range statelessWorkers {
+		wg.Go(func() {
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				afterKill := isClosed(killDone)
+				err := slugifyCall(ctx, lb+"/mcp", fmt.Sprintf("worker %d call %d", w, n))
+				stateless.calls.Add(1)
+				switch {
+				case err == nil:
+					continue
+				case !killed.Load():
+					stateless.fail("a call failed before the kill: %v", err)
+					continue
+				case afterKill:
+					stateless.fail("a call sent after the kill failed: %v", err)
+					continue
+				}
+				stateless.retried.Add(1)
+				if err := slugifyCall(ctx, lb+"/mcp", "retry"); err != nil {
+					stateless.fail("a retried call failed: %v", err)
+				}
+			}
+		})
+	}
+	for w := range sessionWorkers {
+		wg.Go(func() {
+			connectSession := func() (*mcp.ClientSession, error) {
+				c := mcp.NewClient(&mcp.Implementation{Name: "replica-test", Version: "1"}, nil)
+				return c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: lb + "/mcp", DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			}
+			// Each worker holds a session on its own replica, so that the
+			// kill ends one of them: round robin gets there in a few tries.
+			var cs *mcp.ClientSession
+			for try := 0; cs == nil; try++ {
+				c, err := connectSession()
+				switch {
+				case err != nil:
+					sessions.fail("connecting: %v", err)
+					return
+				case strings.HasPrefix(c.ID(), fmt.Sprintf("r%d.", w+1)):
+					cs = c
+				case try == 30:
+					sessions.fail("30 sessions, none on replica r%d; the last: %q", w+1, c.ID())
+					return
+				default:
+					c.Close()
+				}
+			}
+			id := cs.ID()
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slugify", Arguments: map[string]any{"text": fmt.Sprint("session call ", n)}})
+				sessions.calls.Add(1)
+				if err == nil && !res.IsError {
+					continue
+				}
+				if !strings.HasPrefix(id, "r3.") {
+					sessions.fail("session %s, on a replica that lives, failed: %v %+v", id, err, res)
+					continue
+				}
+				// The session died with its replica: a new one, and the call again.
+				cs.Close()
+				if cs, err = connectSession(); err != nil {
+					sessions.fail("reconnecting after %s was lost: %v", id, err)
+					return
+				}
+				id = cs.ID()
+				sessions.retried.Add(1)
+				if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slugify", Arguments: map[string]any{"text": "retry"}}); err != nil || res.IsError {
+					sessions.fail("a retried call in new session %s failed: %v %+v", cs.ID(), err, res)
+				}
+			}
+		})
+	}
+	total := func() int64 { return stateless.calls.Load() + sessions.calls.Load() }
+	waitCalls := func(n int64) {
+		for total() < n && !t.Failed() {
+			replicas[0].stderr.wait(10 * time.Millisecond)
+		}
+	}
+	waitCalls(300)
+	rssWarm := map[int]int64{}
+	for i, r := range replicas {
+		rssWarm[i] = rss(t, r.cmd.Process.Pid)
+	}
+	victim := replicas[2]
+	atKill := total()
+	killed.Store(true)
+	victim.cmd.Process.Signal(syscall.SIGKILL)
+	victim.cmd.Wait()
+	close(killDone)
+	more := int64(600)
+	if *soak > 0 {
+		deadline := time.Now().Add(*soak)
+		for time.Now().Before(deadline) && !t.Failed() {
+			replicas[0].stderr.wait(time.Second)
+		}
+	} else {
+		waitCalls(atKill + more)
+	}
+	close(stop)
+	wg.Wait()
+	t.Logf("load: %d stateless calls, %d retried after the kill; %d session calls, %d retried in a new session; %d calls before the kill",
+		stateless.calls.Load(), stateless.retried.Load(), sessions.calls.Load(), sessions.retried.Load(), atKill)
+	for _, o := range []*outcome{&stateless, &sessions} {
+		for _, f := range o.failed {
+			t.Error(f)
+		}
+	}
+	if n := stateless.retried.Load(); n > statelessWorkers {
+		t.Errorf("%d stateless calls failed at the kill; at most %d (one a worker) were in flight", n, statelessWorkers)
+	}
+
+	for i, r := range replicas[:2] {
+		now := rss(t, r.cmd.Process.Pid)
+		t.Logf("replica r%d: RSS %d MiB after warm-up, %d MiB at the end", i+1, rssWarm[i]>>20, now>>20)
+		if now > 2*rssWarm[i]+64<<20 {
+			t.Errorf("replica r%d grew from %d to %d MiB under load", i+1, rssWarm[i]>>20, now>>20)
+		}
+	}
+	_ = dirs
+}
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
