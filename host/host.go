@@ -233,14 +233,14 @@ type HTTPConfig struct {
 	// ReplicaID names this server among replicas behind one load balancer:
 	// it begins every session id, before a dot, so that the balancer can
 	// send a session's requests to the replica that holds the session
-	// (deploy/nginx). Letters, digits and hyphens, at most 32; empty for
+	// (deploy/nginx). Letters, digits and hyphens, at most 63 (a pod name fits); empty for
 	// a server on its own.
 	ReplicaID string
 }
 
 // validReplicaID matches what HTTPConfig.ReplicaID may be: what a load
 // balancer's pattern takes apart from the random rest without escaping.
-var validReplicaID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,31}$`)
+var validReplicaID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,62}$`)
 
 // Engines lists the WebAssembly engines this build can run, the default
 // first.
@@ -277,7 +277,7 @@ type Server struct {
 func New(ctx context.Context, cfg Config) (*Server, error) {
 	cfg = cfg.withDefaults()
 	if id := cfg.HTTP.ReplicaID; id != "" && !validReplicaID.MatchString(id) {
-		return nil, fmt.Errorf("the replica id %q is not 1 to 32 letters, digits and hyphens, starting with a letter or digit", id)
+		return nil, fmt.Errorf("the replica id %q is not 1 to 63 letters, digits and hyphens, starting with a letter or digit", id)
 	}
 	if n := len(cfg.RequestStateKey); n > 0 && n < MinRequestStateKey {
 		return nil, fmt.Errorf("the requestState key has %d bytes; it needs at least %d (32 random bytes, say)", n, MinRequestStateKey)

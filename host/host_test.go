@@ -139,7 +139,7 @@ func TestReplicaIDBeginsSessionIDs(t *testing.T) {
 
 	dir := exampleTools()
 	defer os.RemoveAll(dir)
-	for _, bad := range []string{"-r", "r.2", "r 2", strings.Repeat("r", 33)} {
+	for _, bad := range []string{"-r", "r.2", "r 2", strings.Repeat("r", 64)} {
 		if _, err := host.New(context.Background(), host.Config{Tools: dir, HTTP: host.HTTPConfig{ReplicaID: bad}}); err == nil || !strings.Contains(err.Error(), "replica id") {
 			t.Errorf("replica id %q: %v; want it refused", bad, err)
 		}
