@@ -43,6 +43,35 @@ func BenchmarkServeStdioCall(b *testing.B) {
 	inW.Close()
 }
 
+// BenchmarkServeStdioList measures one tools/list through the whole
+// server in-process, answered again from the SDK's first answer
+// (listAnswers), and by the SDK each time (sdk):
+//
+//	go test -run '^$' -bench ServeStdioList -benchmem ./internal/mcpserver/
+func BenchmarkServeStdioList(b *testing.B) {
+	for _, again := range []bool{true, false} {
+		name := map[bool]string{true: "again", false: "sdk"}[again]
+		b.Run(name, func(b *testing.B) {
+			s := newTestServer(&testing.T{}, nil)
+			s.answerListsAgain = again
+			inR, inW := io.Pipe()
+			outR, outW := io.Pipe()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go s.ServeStdio(ctx, inR, outW, StdioOptions{DrainTimeout: time.Second})
+			replies := bufio.NewReader(outR)
+			list := func(id int) {
+				fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{%s}}`+"\n", id, modernMeta)
+				if _, err := replies.ReadBytes('\n'); err != nil {
+					b.Fatal(err)
+				}
+			}
+			runCalls(b, list)
+			inW.Close()
+		})
+	}
+}
+
 // runCalls makes one untimed call, then one per benchmark iteration, each
 // with a new id.
 func runCalls(b *testing.B, call func(id int)) {

@@ -36,6 +36,16 @@ type stdioPeer struct {
 
 func startStdio(t *testing.T, s *Server) *stdioPeer {
 	t.Helper()
+	p := startStdioBare(t, s)
+	p.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	p.recv()
+	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return p
+}
+
+// startStdioBare is startStdio without the handshake.
+func startStdioBare(t *testing.T, s *Server) *stdioPeer {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
@@ -47,11 +57,7 @@ func startStdio(t *testing.T, s *Server) *stdioPeer {
 			t.Errorf("ServeStdio = %v", err)
 		}
 	})
-	p := &stdioPeer{t: t, in: inW, out: bufio.NewReader(outR)}
-	p.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-	p.recv()
-	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	return p
+	return &stdioPeer{t: t, in: inW, out: bufio.NewReader(outR)}
 }
 
 func (p *stdioPeer) send(line string) {
@@ -83,6 +89,21 @@ func (p *stdioPeer) recv() reply {
 		p.t.Fatalf("reply %q: %v", line, err)
 	}
 	return r
+}
+
+// answer reads lines until a response, and returns it as written.
+func (p *stdioPeer) answer() string {
+	p.t.Helper()
+	for {
+		line, err := p.out.ReadBytes('\n')
+		if err != nil {
+			p.t.Fatalf("reading a reply: %v", err)
+		}
+		var m struct{ ID json.RawMessage }
+		if json.Unmarshal(line, &m) == nil && m.ID != nil {
+			return string(line)
+		}
+	}
 }
 
 func TestServeStdioGivesEveryIDBack(t *testing.T) {

@@ -44,6 +44,12 @@ type Server struct {
 	states *stateSigner
 	// tasks runs and keeps the tool calls made as tasks.
 	tasks *taskStore
+	// version counts the catalogs the SDK has served, for the list
+	// answers connections keep (listAnswers).
+	version catalogVersion
+	// answerListsAgain is what New makes it, true, but in the test that
+	// compares answers made again with the SDK's.
+	answerListsAgain bool
 }
 
 // Options configure New.
@@ -121,7 +127,7 @@ func New(reg *registry.Registry, calls Caller, opts Options) *Server {
 		budget = DefaultRequestBudget
 	}
 	budget = max(budget, MaxMessageSize)
-	s := &Server{log: log, budget: semaphore.NewWeighted(budget), budgetSize: budget, states: newStateSigner(opts.RequestStateKey)}
+	s := &Server{log: log, budget: semaphore.NewWeighted(budget), budgetSize: budget, states: newStateSigner(opts.RequestStateKey), answerListsAgain: true}
 	// The SDK declares the completions capability when, and only when, a
 	// completion handler is set, and fixes both when the server is made.
 	// So the tool directory at start decides (design.md, "Resources and
@@ -166,6 +172,7 @@ func New(reg *registry.Registry, calls Caller, opts Options) *Server {
 	s.sync(calls, nil, reg.Current())
 	reg.OnChange(func(c registry.Change) {
 		s.sync(calls, c.Old, c.New)
+		s.version.bump()
 		// In the background: the SDK writes each notification in turn, and a
 		// stalled client must not hold up the reload.
 		if uris := s.subs.changed(c.Old, c.New); len(uris) > 0 {

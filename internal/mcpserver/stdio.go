@@ -58,7 +58,8 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, op
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := newStdioConn(out, log, s.budget)
+	c := newStdioConn(out, log, s.budget, &s.version)
+	c.lists.off = !s.answerListsAgain
 	// The session outlives ctx: ctx ending starts a graceful stop, in
 	// which calls in flight may still finish.
 	session, err := s.mcp.Connect(context.WithoutCancel(ctx), stdioTransport{c}, nil)
@@ -147,6 +148,8 @@ type stdioConn struct {
 	tasks   *taskStore
 	session *mcp.ServerSession
 	owner   string
+	// lists answers list requests the SDK has answered before.
+	lists *listAnswers
 
 	msgs      chan jsonrpc.Message // from readFrom to Read
 	closed    chan struct{}        // by Close: Read returns io.EOF
@@ -160,9 +163,10 @@ type stdioConn struct {
 	writeErr   error // the first failed write
 }
 
-func newStdioConn(out io.Writer, log *slog.Logger, budget *semaphore.Weighted) *stdioConn {
+func newStdioConn(out io.Writer, log *slog.Logger, budget *semaphore.Weighted, version *catalogVersion) *stdioConn {
 	return &stdioConn{
 		log:      log,
+		lists:    newListAnswers(version),
 		ids:      newIDSwaps(),
 		calls:    newPending(budget, log),
 		msgs:     make(chan jsonrpc.Message),
@@ -213,12 +217,20 @@ func (c *stdioConn) take(msg []byte) bool {
 	if v.Kind == guard.Invalid {
 		return c.refuse(guard.ErrorResponse(v.ID, v.Code, v.Message), "refused malformed message", "code", v.Code, "reason", v.Message)
 	}
+	wireID := v.ID // as the SDK gets it
 	switch {
 	case v.Kind == guard.Request && !guard.PlainID(v.ID):
-		msg, _ = guard.WithMember(msg, "id", c.ids.substitute("", v.ID))
+		wireID = c.ids.substitute("", v.ID)
+		msg, _ = guard.WithMember(msg, "id", wireID)
 	case v.Method == "notifications/cancelled":
 		if msg = c.ids.cancelled("", msg, v.Params); msg == nil {
 			return c.calls.open()
+		}
+	}
+	if v.Kind == guard.Request && listMethods[v.Method] {
+		// Before the SDK's decoding, which costs more than the answer.
+		if answer, ok := c.lists.lookup(v.Method, v.Params); ok {
+			return c.answerAgain(wireID, v, len(msg), answer)
 		}
 	}
 	m, err := jsonrpc.DecodeMessage(msg)
@@ -235,14 +247,9 @@ func (c *stdioConn) take(msg []byte) bool {
 		// and held no longer.
 		return c.calls.open() && c.hand(m)
 	}
-	written, err := c.calls.admit(req.ID, max(int64(len(msg)), minCharge))
-	switch {
-	case errors.Is(err, errInFlight):
-		// The SDK would answer it without its id.
-		return c.refuse(guard.ErrorResponse(v.ID, guard.CodeInvalidRequest, "invalid request: the id is in use by a request in flight; give each request in flight an id of its own"),
-			"refused a request whose id is in use", "code", guard.CodeInvalidRequest)
-	case err != nil:
-		return false
+	written, more, ok := c.admit(req.ID, v, len(msg))
+	if !ok {
+		return more
 	}
 	if c.tasks.handles(req.Method, v.Params) {
 		// Answered here, as the SDK knows no tasks; tasks/result may wait
@@ -251,6 +258,7 @@ func (c *stdioConn) take(msg []byte) bool {
 		go c.answerTask(req, bytes.Clone(v.ID), v.Params)
 		return true
 	}
+	c.lists.handing(req.ID, req.Method, v.Params)
 	if !c.hand(m) {
 		c.calls.written(c.calls.answered(req.ID))
 		return false
@@ -280,6 +288,53 @@ func (c *stdioConn) answerTask(req *jsonrpc.Request, id, params json.RawMessage)
 	r := c.calls.answered(req.ID)
 	c.write(append(answer, '\n'))
 	c.calls.written(r)
+}
+
+// admit holds a request's share of the budget until it is answered and
+// the answer written (written). A request whose id is in use by one in
+// flight is refused; when nothing more is taken in, neither is it. Unless
+// ok, more reports whether more lines are taken in.
+func (c *stdioConn) admit(id jsonrpc.ID, v guard.Verdict, size int) (written <-chan struct{}, more, ok bool) {
+	written, err := c.calls.admit(id, max(int64(size), minCharge))
+	switch {
+	case errors.Is(err, errInFlight):
+		// The SDK would answer it without its id.
+		return nil, c.refuse(guard.ErrorResponse(v.ID, guard.CodeInvalidRequest, "invalid request: the id is in use by a request in flight; give each request in flight an id of its own"),
+			"refused a request whose id is in use", "code", guard.CodeInvalidRequest), false
+	case err != nil:
+		return nil, false, false
+	}
+	return written, true, true
+}
+
+// answerAgain answers a request of v, whose id the SDK would get as
+// wireID, with answer, the SDK's answer to the same request made before,
+// as the SDK's would be: held against the budget, refused while its id is
+// in flight, and with the id the client wrote.
+func (c *stdioConn) answerAgain(wireID json.RawMessage, v guard.Verdict, size int, answer []byte) bool {
+	id, err := sdkID(wireID)
+	if err != nil {
+		return c.refuse(guard.ErrorResponse(v.ID, guard.CodeInvalidRequest, "invalid request: "+err.Error()), "refused malformed message", "code", guard.CodeInvalidRequest, "reason", err)
+	}
+	if _, more, ok := c.admit(id, v, size); !ok {
+		return more
+	}
+	out, _ := guard.WithMember(answer, "id", v.ID)
+	c.ids.answered(id)
+	r := c.calls.answered(id)
+	c.write(append(out, '\n'))
+	c.calls.written(r)
+	return true
+}
+
+// sdkID is a request's id as the SDK decodes it from raw: what its
+// decoder makes of the JSON value (a float64 or a string), made an ID.
+func sdkID(raw json.RawMessage) (jsonrpc.ID, error) {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return jsonrpc.ID{}, fmt.Errorf("the id %s: %w", raw, err)
+	}
+	return jsonrpc.MakeID(v)
 }
 
 // hand hands m to the SDK, unless the SDK's input has ended. It reports
@@ -337,6 +392,7 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return fmt.Errorf("encoding a message for stdout: %w", err)
 	}
 	if isResp {
+		c.lists.answered(resp.ID, data, resp.Error != nil)
 		if id, swapped := c.ids.answered(resp.ID); swapped {
 			data, _ = guard.WithMember(data, "id", id)
 		}

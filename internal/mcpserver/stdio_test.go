@@ -203,7 +203,7 @@ func TestDecodedMessagesKeepNoBytesOfTheLine(t *testing.T) {
 // would after ServeStdio has returned.
 func TestStdioConnWritesNothingOnceFinished(t *testing.T) {
 	out := &lines{}
-	c := newStdioConn(out, discard(), semaphore.NewWeighted(DefaultRequestBudget))
+	c := newStdioConn(out, discard(), semaphore.NewWeighted(DefaultRequestBudget), &catalogVersion{})
 	if err := c.finish(); err != nil {
 		t.Fatalf("finish = %v", err)
 	}
@@ -281,7 +281,10 @@ func TestServeStdioReadsNoMoreThanTheBudgetHolds(t *testing.T) {
 		var sent atomic.Int64
 		go func() {
 			for i := range n {
-				fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{%s}}`+"\n", i, modernMeta)
+				// Each request differs, so that none is answered again
+				// from a kept answer (listAnswers), which the reader
+				// writes itself: the SDK answers each.
+				fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{"n":%d,%s}}`+"\n", i, i, modernMeta)
 				sent.Add(1)
 			}
 			inW.Close()

@@ -1,0 +1,127 @@
+package mcpserver
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wasmcp/wasmcp/internal/wattest"
+)
+
+// listOp is one step of a list-answer differential run.
+type listOp struct {
+	line    string
+	request bool
+	reload  int // > 0: change the catalog this way before the line
+}
+
+var (
+	listParams = []string{``, `,"params":{}`, `,"params":{` + modernMeta + `}`, `,"params":{"cursor":"x"}`,
+		`,"params":{"_meta":{"progressToken":1}}`, `,"params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":{}}}`,
+		`,"params":null`, `,"params":{"cursor":` + "%q" + `}`}
+	listMethodNames = []string{"tools/list", "prompts/list", "resources/list", "resources/templates/list", "ping"}
+	initVersions    = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2026-07-28"}
+)
+
+// listOps makes a run from fuzz input: each byte picks a step.
+func listOps(steps []byte, cursor string) []listOp {
+	var ops []listOp
+	for i, b := range steps {
+		switch b % 8 {
+		case 0:
+			ops = append(ops, listOp{line: fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+				1000+i, initVersions[int(b/8)%len(initVersions)]), request: true})
+		case 1:
+			ops = append(ops, listOp{line: `{"jsonrpc":"2.0","method":"notifications/initialized"}`})
+		case 2:
+			ops = append(ops, listOp{reload: 1 + int(b/8)%3})
+		default:
+			params := listParams[int(b/8)%len(listParams)]
+			if strings.Contains(params, "%q") {
+				params = fmt.Sprintf(params, cursor)
+			}
+			ops = append(ops, listOp{line: fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":%q%s}`,
+				clientIDs[int(b)%len(clientIDs)], listMethodNames[int(b/4)%len(listMethodNames)], params), request: true})
+		}
+	}
+	return ops
+}
+
+// runListOps sends each op's line to a server that answers list requests
+// again from the SDK's answers and to one that leaves every request to
+// the SDK, over one registry, and fails on any difference in the answers.
+func runListOps(t *testing.T, ops []listOp) {
+	dir := t.TempDir()
+	wattest.Write(t, dir, "echo", "a_echo")
+	manifest := func(desc string, extra string) string {
+		return `{"abi":1,"tools":[{"name":"echo","description":"` + desc + `","inputSchema":{"type":"object"}}` + extra + `],
+			"prompts":[{"name":"p","description":"` + desc + `","messages":[{"role":"user","content":{"type":"text","text":"hi"}}]}],
+			"resources":[{"uri":"notes://a","name":"a","text":"` + desc + `"}],"resourceTemplates":[{"uriTemplate":"notes://{n}","name":"n"}]}`
+	}
+	write(t, filepath.Join(dir, "a_echo.manifest.json"), manifest("v0", ""))
+	reg, d := openDir(t, dir)
+	lean := New(reg, d, Options{Version: "test", ListChanged: true})
+	sdk := New(reg, d, Options{Version: "test", ListChanged: true})
+	sdk.answerListsAgain = false
+	peers := []*stdioPeer{startStdioBare(t, lean), startStdioBare(t, sdk)}
+	for i, op := range ops {
+		if op.reload > 0 {
+			extra := ""
+			if op.reload == 2 {
+				extra = `,{"name":"echo2","description":"another","inputSchema":{"type":"object"}}`
+			}
+			write(t, filepath.Join(dir, "a_echo.manifest.json"), manifest(fmt.Sprintf("v%d-%d", i, op.reload), extra))
+			if err := reg.Reload(); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		var answers [2]string
+		for i, p := range peers {
+			p.send(op.line)
+			if op.request {
+				answers[i] = p.answer()
+			}
+		}
+		if got, want := answers[0], answers[1]; got != want {
+			t.Fatalf("step %d, %s:\nanswered again: %s\nby the SDK:     %s", i, op.line, got, want)
+		}
+	}
+}
+
+// TestListAnswersAnswerAsTheSDKDoes runs a fixed session: lists before
+// initialize, repeated lists (answered again), lists with other params,
+// ids the SDK would not give back unchanged, a reload between two
+// identical lists, and a second initialize under another revision.
+func TestListAnswersAnswerAsTheSDKDoes(t *testing.T) {
+	steps := []byte{3, 0, 1}
+	for _, b := range []byte{3, 4, 3, 11, 3 + 8*2, 3 + 8*2, 3 + 8*5, 3 + 8*5, 7, 7, 5, 5, 6, 6} {
+		steps = append(steps, b, b)
+	}
+	steps = append(steps, 2, 3, 3, 2+8, 3, 3, 8, 1, 3, 3, 2+16, 3, 3)
+	ops := listOps(steps, "c")
+	runListOps(t, ops)
+	// The run must have answered lists again, or it compared nothing.
+	answered := 0
+	for _, op := range ops {
+		if op.request && strings.Contains(op.line, "/list") {
+			answered++
+		}
+	}
+	if answered < 20 {
+		t.Fatalf("only %d list requests in the run", answered)
+	}
+}
+
+func FuzzListAnswers(f *testing.F) {
+	f.Add([]byte{0, 1, 3, 3, 2, 3, 3}, "")
+	f.Add([]byte{0, 1, 3, 11, 11, 19, 19, 0, 3, 3, 8, 3, 3}, "x")
+	f.Add([]byte{3, 3, 0, 3, 3, 1, 59, 59, 2, 59}, "\u00e9\\")
+	f.Fuzz(func(t *testing.T, steps []byte, cursor string) {
+		if len(steps) > 64 {
+			steps = steps[:64]
+		}
+		runListOps(t, listOps(steps, cursor))
+	})
+}
