@@ -91,17 +91,38 @@ func runCalls(b *testing.B, call func(id int)) {
 //	go test -run '^$' -bench ServeHTTPCall -benchtime 5000x -cpuprofile cpu.out ./mcpserver/
 func BenchmarkServeHTTPCall(b *testing.B) {
 	s := newTestServer(&testing.T{}, nil)
+	runHTTP(b, s, "tools/call", `"name":"echo","arguments":{"a":10,"b":5,"operation":"add"},`)
+}
+
+// BenchmarkServeHTTPList is BenchmarkServeStdioList over Streamable HTTP,
+// with stateless (2026-07-28) requests:
+//
+//	go test -run '^$' -bench ServeHTTPList -benchmem ./internal/mcpserver/
+func BenchmarkServeHTTPList(b *testing.B) {
+	for _, again := range []bool{true, false} {
+		b.Run(map[bool]string{true: "again", false: "sdk"}[again], func(b *testing.B) {
+			s := newTestServer(&testing.T{}, nil)
+			s.answerListsAgain = again
+			runHTTP(b, s, "tools/list", "")
+		})
+	}
+}
+
+// runHTTP posts one stateless request of method, whose params hold params
+// before their _meta, per benchmark iteration.
+func runHTTP(b *testing.B, s *Server, method, params string) {
 	srv := httptest.NewServer(s.HTTPHandler(HTTPOptions{}))
 	defer srv.Close()
-	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 	call := func(id int) {
-		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"a":10,"b":5,"operation":"add"},%s}}`, id, meta)
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":{%s%s}}`, id, method, params, modernMeta)
 		req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-		req.Header.Set("Mcp-Method", "tools/call")
-		req.Header.Set("Mcp-Name", "echo")
+		req.Header.Set("Mcp-Method", method)
+		if method == "tools/call" {
+			req.Header.Set("Mcp-Name", "echo")
+		}
 		resp, err := srv.Client().Do(req)
 		if err != nil {
 			b.Fatal(err)

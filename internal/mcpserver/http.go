@@ -129,9 +129,11 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		streams:     semaphore.NewWeighted(int64(opts.MaxStreams)),
 		maxStreams:  opts.MaxStreams,
 		tasks:       s.tasks,
+		lists:       newListAnswers(&s.version),
 		mcpSessions: s.mcp.Sessions,
 		idleTimeout: opts.SessionIdleTimeout,
 	}
+	r.lists.off = !s.answerListsAgain
 	return withWriteStall(opts.WriteStallTimeout, log,
 		withJSONErrors(RequireBearer(opts.AuthToken, http.NewCrossOriginProtection().Handler(r))))
 }
@@ -207,8 +209,10 @@ type router struct {
 	streams             *semaphore.Weighted // long-lived streams open
 	maxStreams          int
 	tasks               *taskStore
-	mcpSessions         func() iter.Seq[*mcp.ServerSession]
-	idleTimeout         time.Duration // the SDK's, of sessions
+	// lists answers 2026-07-28 list requests the SDK has answered before.
+	lists       *listAnswers
+	mcpSessions func() iter.Seq[*mcp.ServerSession]
+	idleTimeout time.Duration // the SDK's, of sessions
 }
 
 func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -291,8 +295,10 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// The SDK answers that the session is not found, or not
 		// initialized.
 	}
+	wireID := id // as the SDK gets it
 	if v.Kind == guard.Request && !guard.PlainID(v.ID) {
 		sub := rt.ids.substitute(sessionID, v.ID)
+		wireID = sub
 		body, _ = guard.WithMember(body, "id", sub)
 		restore := &restoreID{ResponseWriter: w, subs: map[string]json.RawMessage{string(sub): id}}
 		defer func() {
@@ -339,14 +345,20 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// path, twice) and keeps decoded copies of the params for the whole
 	// call. It gets the body on a copy of the request, so that net/http's
 	// request, which lives as long, does not keep ours as well.
-	sdkReq := r.WithContext(r.Context())
-	sdkReq.Body = io.NopCloser(bytes.NewReader(body))
-	sdkReq.ContentLength = int64(len(body))
-	if modern {
-		rt.stateless.ServeHTTP(w, sdkReq)
-		return
+	sdkReq := func() *http.Request {
+		req := r.WithContext(r.Context())
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.ContentLength = int64(len(body))
+		return req
 	}
-	rt.stateful.ServeHTTP(w, sdkReq)
+	switch {
+	case modern && v.Kind == guard.Request && listMethods[v.Method]:
+		rt.lists.answerHTTP(w, r, v, wireID, rt.stateless, sdkReq)
+	case modern:
+		rt.stateless.ServeHTTP(w, sdkReq())
+	default:
+		rt.stateful.ServeHTTP(w, sdkReq())
+	}
 }
 
 // noSession is the refusal of a request that needs a session and has none.

@@ -31,6 +31,7 @@ func newTestRouter(stateful, stateless http.Handler) *router {
 		budgetSize:  DefaultRequestBudget,
 		streams:     semaphore.NewWeighted(DefaultMaxStreams),
 		maxStreams:  DefaultMaxStreams,
+		lists:       newListAnswers(&catalogVersion{}),
 	}
 }
 

@@ -2,6 +2,9 @@ package mcpserver
 
 import (
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -123,5 +126,108 @@ func FuzzListAnswers(f *testing.F) {
 			steps = steps[:64]
 		}
 		runListOps(t, listOps(steps, cursor))
+	})
+}
+
+// httpListOp is a list request over HTTP, with header fields picked from
+// the fuzz input.
+var (
+	httpAccepts  = []string{"application/json, text/event-stream", "application/json", "text/event-stream", ""}
+	httpVersions = []string{"2026-07-28", "", "2025-11-25"}
+	modernParams = []string{`{` + modernMeta + `}`, `{"cursor":"x",` + modernMeta + `}`,
+		`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`, `{}`,
+		`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{}}}}`}
+)
+
+// runHTTPListOps is runListOps over Streamable HTTP: each step byte picks
+// a list request's method, params, id and header fields, or a reload; the
+// answers (status, header fields but Date, body) of a server that answers
+// lists again and of one that leaves them to the SDK must not differ.
+func runHTTPListOps(t *testing.T, steps []byte, cursor string) {
+	dir := t.TempDir()
+	wattest.Write(t, dir, "echo", "a_echo")
+	manifest := func(desc string) string {
+		return `{"abi":1,"tools":[{"name":"echo","description":"` + desc + `","inputSchema":{"type":"object"}}],
+			"prompts":[{"name":"p","description":"` + desc + `","messages":[{"role":"user","content":{"type":"text","text":"hi"}}]}]}`
+	}
+	write(t, filepath.Join(dir, "a_echo.manifest.json"), manifest("v0"))
+	reg, d := openDir(t, dir)
+	lean := New(reg, d, Options{Version: "test"})
+	sdk := New(reg, d, Options{Version: "test"})
+	sdk.answerListsAgain = false
+	servers := []*httptest.Server{httptest.NewServer(lean.HTTPHandler(HTTPOptions{})), httptest.NewServer(sdk.HTTPHandler(HTTPOptions{}))}
+	for _, s := range servers {
+		t.Cleanup(s.Close)
+	}
+	for i, b := range steps {
+		if b%16 == 15 {
+			write(t, filepath.Join(dir, "a_echo.manifest.json"), manifest(fmt.Sprintf("v%d", i)))
+			if err := reg.Reload(); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		method := listMethodNames[int(b)%4]
+		params := modernParams[int(b/4)%len(modernParams)]
+		if b%7 == 6 {
+			params = fmt.Sprintf(`{"cursor":%q,%s}`, cursor, modernMeta)
+		}
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":%q,"params":%s}`, clientIDs[int(b/2)%len(clientIDs)], method, params)
+		header := http.Header{"Content-Type": {"application/json"}}
+		if a := httpAccepts[int(b/8)%len(httpAccepts)]; a != "" {
+			header.Set("Accept", a)
+		}
+		if v := httpVersions[int(b/32)%len(httpVersions)]; v != "" {
+			header.Set("Mcp-Protocol-Version", v)
+		}
+		if b&64 == 0 {
+			header.Set("Mcp-Method", method)
+		}
+		var answers [2]string
+		for j, s := range servers {
+			req, err := http.NewRequest(http.MethodPost, s.URL, strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header = header.Clone()
+			if b%5 == 4 {
+				// A rebinding attempt, which the SDK refuses: so must an
+				// answer given again.
+				req.Host = "attacker.example"
+			}
+			resp, err := s.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Header.Del("Date")
+			answers[j] = fmt.Sprintf("%d %v\n%s", resp.StatusCode, resp.Header, got)
+		}
+		if answers[0] != answers[1] {
+			t.Fatalf("step %d, %s %v:\nanswered again: %s\nby the SDK:     %s", i, body, header, answers[0], answers[1])
+		}
+	}
+}
+
+func TestHTTPListAnswersAnswerAsTheSDKDoes(t *testing.T) {
+	var steps []byte
+	for b := range 255 {
+		steps = append(steps, byte(b), byte(b))
+	}
+	runHTTPListOps(t, steps, "c")
+}
+
+func FuzzHTTPListAnswers(f *testing.F) {
+	f.Add([]byte{0, 0, 15, 0, 0}, "")
+	f.Add([]byte{1, 1, 9, 9, 33, 33, 70, 70}, "\u2028")
+	f.Fuzz(func(t *testing.T, steps []byte, cursor string) {
+		if len(steps) > 64 {
+			steps = steps[:64]
+		}
+		runHTTPListOps(t, steps, cursor)
 	})
 }
