@@ -53,7 +53,7 @@ func BenchmarkServeStdioList(b *testing.B) {
 		name := map[bool]string{true: "again", false: "sdk"}[again]
 		b.Run(name, func(b *testing.B) {
 			s := newTestServer(&testing.T{}, nil)
-			s.answerListsAgain = again
+			s.sdkOnly = !again
 			inR, inW := io.Pipe()
 			outR, outW := io.Pipe()
 			ctx, cancel := context.WithCancel(context.Background())
@@ -102,7 +102,7 @@ func BenchmarkServeHTTPList(b *testing.B) {
 	for _, again := range []bool{true, false} {
 		b.Run(map[bool]string{true: "again", false: "sdk"}[again], func(b *testing.B) {
 			s := newTestServer(&testing.T{}, nil)
-			s.answerListsAgain = again
+			s.sdkOnly = !again
 			runHTTP(b, s, "tools/list", "")
 		})
 	}

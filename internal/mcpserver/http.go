@@ -133,7 +133,7 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		mcpSessions: s.mcp.Sessions,
 		idleTimeout: opts.SessionIdleTimeout,
 	}
-	r.lists.off = !s.answerListsAgain
+	r.lists.off = s.sdkOnly
 	return withWriteStall(opts.WriteStallTimeout, log,
 		withJSONErrors(RequireBearer(opts.AuthToken, http.NewCrossOriginProtection().Handler(r))))
 }

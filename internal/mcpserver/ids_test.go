@@ -94,14 +94,23 @@ func (p *stdioPeer) recv() reply {
 // answer reads lines until a response, and returns it as written.
 func (p *stdioPeer) answer() string {
 	p.t.Helper()
+	all := p.until()
+	return all[strings.LastIndex(all[:len(all)-1], "\n")+1:]
+}
+
+// until reads lines until a response, and returns them all as written.
+func (p *stdioPeer) until() string {
+	p.t.Helper()
+	var lines strings.Builder
 	for {
 		line, err := p.out.ReadBytes('\n')
 		if err != nil {
 			p.t.Fatalf("reading a reply: %v", err)
 		}
+		lines.Write(line)
 		var m struct{ ID json.RawMessage }
 		if json.Unmarshal(line, &m) == nil && m.ID != nil {
-			return string(line)
+			return lines.String()
 		}
 	}
 }

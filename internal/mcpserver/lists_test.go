@@ -66,7 +66,7 @@ func runListOps(t *testing.T, ops []listOp) {
 	reg, d := openDir(t, dir)
 	lean := New(reg, d, Options{Version: "test", ListChanged: true})
 	sdk := New(reg, d, Options{Version: "test", ListChanged: true})
-	sdk.answerListsAgain = false
+	sdk.sdkOnly = true
 	peers := []*stdioPeer{startStdioBare(t, lean), startStdioBare(t, sdk)}
 	for i, op := range ops {
 		if op.reload > 0 {
@@ -154,7 +154,7 @@ func runHTTPListOps(t *testing.T, steps []byte, cursor string) {
 	reg, d := openDir(t, dir)
 	lean := New(reg, d, Options{Version: "test"})
 	sdk := New(reg, d, Options{Version: "test"})
-	sdk.answerListsAgain = false
+	sdk.sdkOnly = true
 	servers := []*httptest.Server{httptest.NewServer(lean.HTTPHandler(HTTPOptions{})), httptest.NewServer(sdk.HTTPHandler(HTTPOptions{}))}
 	for _, s := range servers {
 		t.Cleanup(s.Close)

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -47,9 +48,18 @@ type Server struct {
 	// version counts the catalogs the SDK has served, for the list
 	// answers connections keep (listAnswers).
 	version catalogVersion
-	// answerListsAgain is what New makes it, true, but in the test that
-	// compares answers made again with the SDK's.
-	answerListsAgain bool
+	// sdkOnly leaves every request to the SDK: the other side of the
+	// tests that compare the lean paths' answers with the SDK's.
+	sdkOnly bool
+
+	// calls runs what the lean call path takes (leancall.go), impl is the
+	// server's implementation it names in results, and lean the tools it
+	// may run: the SDK's, less those it refused (refused, which only sync
+	// touches).
+	calls   Caller
+	impl    *mcp.Implementation
+	lean    atomic.Pointer[leanTools]
+	refused map[string]bool
 }
 
 // Options configure New.
@@ -127,7 +137,8 @@ func New(reg *registry.Registry, calls Caller, opts Options) *Server {
 		budget = DefaultRequestBudget
 	}
 	budget = max(budget, MaxMessageSize)
-	s := &Server{log: log, budget: semaphore.NewWeighted(budget), budgetSize: budget, states: newStateSigner(opts.RequestStateKey), answerListsAgain: true}
+	s := &Server{log: log, budget: semaphore.NewWeighted(budget), budgetSize: budget, states: newStateSigner(opts.RequestStateKey),
+		calls: calls, impl: &mcp.Implementation{Name: Name, Title: "wasmcp", Version: opts.Version}, refused: map[string]bool{}}
 	// The SDK declares the completions capability when, and only when, a
 	// completion handler is set, and fixes both when the server is made.
 	// So the tool directory at start decides (design.md, "Resources and
@@ -140,7 +151,7 @@ func New(reg *registry.Registry, calls Caller, opts Options) *Server {
 		}
 	}
 	s.subs = newSubscriptions(reg.Current, func() iter.Seq[*mcp.ServerSession] { return s.mcp.Sessions() }, log)
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: Name, Title: "wasmcp", Version: opts.Version}, &mcp.ServerOptions{
+	s.mcp = mcp.NewServer(s.impl, &mcp.ServerOptions{
 		Instructions:       instructions,
 		GetSessionID:       sessionIDs(opts.ReplicaID),
 		CompletionHandler:  handler,
@@ -212,6 +223,9 @@ func (s *Server) sync(calls Caller, old, new *registry.Catalog) {
 		s.mcp.RemoveTools, func(t *registry.Tool) {
 			spec := t.Spec
 			required := spec.Tasks() == abi.TaskRequired
+			// Refused until the SDK has taken it: AddTool panics on what
+			// it refuses.
+			s.refused[spec.Name] = true
 			s.mcp.AddTool(Tool(spec), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				if required {
 					// Only where no session's transport answered first
@@ -220,7 +234,10 @@ func (s *Server) sync(calls Caller, old, new *registry.Catalog) {
 				}
 				return s.call(ctx, calls, spec, req)
 			})
+			delete(s.refused, spec.Name)
 		})
+	lean := leanToolsOf(new, s.refused)
+	s.lean.Store(&lean)
 	read := func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		return calls.Read(ctx, req.Params.URI)
 	}

@@ -59,14 +59,14 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, op
 		log = slog.New(slog.DiscardHandler)
 	}
 	c := newStdioConn(out, log, s.budget, &s.version)
-	c.lists.off = !s.answerListsAgain
+	c.lists.off = s.sdkOnly
 	// The session outlives ctx: ctx ending starts a graceful stop, in
 	// which calls in flight may still finish.
 	session, err := s.mcp.Connect(context.WithoutCancel(ctx), stdioTransport{c}, nil)
 	if err != nil {
 		return fmt.Errorf("starting MCP session: %w", err)
 	}
-	c.tasks, c.session, c.owner = s.tasks, session, "stdio:"+rand.Text()
+	c.tasks, c.session, c.owner, c.srv = s.tasks, session, "stdio:"+rand.Text(), s
 	readErr := make(chan error, 1)
 	go func() { readErr <- c.readFrom(in) }()
 
@@ -150,6 +150,12 @@ type stdioConn struct {
 	owner   string
 	// lists answers list requests the SDK has answered before.
 	lists *listAnswers
+	// srv is the server whose lean path (leancall.go) runs calls here,
+	// lean the calls it runs, and base their context, cancelled by Close.
+	srv        *Server
+	lean       leanCalls
+	base       context.Context
+	cancelBase context.CancelFunc
 
 	msgs      chan jsonrpc.Message // from readFrom to Read
 	closed    chan struct{}        // by Close: Read returns io.EOF
@@ -164,16 +170,19 @@ type stdioConn struct {
 }
 
 func newStdioConn(out io.Writer, log *slog.Logger, budget *semaphore.Weighted, version *catalogVersion) *stdioConn {
+	base, cancel := context.WithCancel(context.Background())
 	return &stdioConn{
-		log:      log,
-		lists:    newListAnswers(version),
-		ids:      newIDSwaps(),
-		calls:    newPending(budget, log),
-		msgs:     make(chan jsonrpc.Message),
-		closed:   make(chan struct{}),
-		out:      out,
-		writing:  make(chan struct{}, 1),
-		finished: make(chan struct{}),
+		base:       base,
+		cancelBase: cancel,
+		log:        log,
+		lists:      newListAnswers(version),
+		ids:        newIDSwaps(),
+		calls:      newPending(budget, log),
+		msgs:       make(chan jsonrpc.Message),
+		closed:     make(chan struct{}),
+		out:        out,
+		writing:    make(chan struct{}, 1),
+		finished:   make(chan struct{}),
 	}
 }
 
@@ -225,6 +234,12 @@ func (c *stdioConn) take(msg []byte) bool {
 	case v.Method == "notifications/cancelled":
 		if msg = c.ids.cancelled("", msg, v.Params); msg == nil {
 			return c.calls.open()
+		}
+		c.lean.cancelled(guard.Inspect(msg).Params)
+	}
+	if v.Kind == guard.Request && v.Method == "tools/call" && c.leanOn() {
+		if call, ok := parseLeanCall(v.Params, *c.srv.lean.Load()); ok {
+			return c.takeLean(wireID, v, len(msg), call)
 		}
 	}
 	if v.Kind == guard.Request && listMethods[v.Method] {
@@ -307,16 +322,24 @@ func (c *stdioConn) admit(id jsonrpc.ID, v guard.Verdict, size int) (written <-c
 	return written, true, true
 }
 
+// admitUndecoded is admit for a request the SDK does not decode, whose id
+// it would get as wireID: the id as its decoder would make it.
+func (c *stdioConn) admitUndecoded(wireID json.RawMessage, v guard.Verdict, size int) (id jsonrpc.ID, more, ok bool) {
+	id, err := sdkID(wireID)
+	if err != nil {
+		return id, c.refuse(guard.ErrorResponse(v.ID, guard.CodeInvalidRequest, "invalid request: "+err.Error()), "refused malformed message", "code", guard.CodeInvalidRequest, "reason", err), false
+	}
+	_, more, ok = c.admit(id, v, size)
+	return id, more, ok
+}
+
 // answerAgain answers a request of v, whose id the SDK would get as
 // wireID, with answer, the SDK's answer to the same request made before,
 // as the SDK's would be: held against the budget, refused while its id is
 // in flight, and with the id the client wrote.
 func (c *stdioConn) answerAgain(wireID json.RawMessage, v guard.Verdict, size int, answer []byte) bool {
-	id, err := sdkID(wireID)
-	if err != nil {
-		return c.refuse(guard.ErrorResponse(v.ID, guard.CodeInvalidRequest, "invalid request: "+err.Error()), "refused malformed message", "code", guard.CodeInvalidRequest, "reason", err)
-	}
-	if _, more, ok := c.admit(id, v, size); !ok {
+	id, more, ok := c.admitUndecoded(wireID, v, size)
+	if !ok {
 		return more
 	}
 	out, _ := guard.WithMember(answer, "id", v.ID)
@@ -324,6 +347,35 @@ func (c *stdioConn) answerAgain(wireID json.RawMessage, v guard.Verdict, size in
 	r := c.calls.answered(id)
 	c.write(append(out, '\n'))
 	c.calls.written(r)
+	return true
+}
+
+// leanOn reports whether the lean call path may take calls: the SDK has
+// taken a 2026-07-28 request of the session, which sets the session up
+// (and the lean path, which never reaches the SDK, would not), and no
+// initialize of an older revision, whose session answers otherwise.
+func (c *stdioConn) leanOn() bool {
+	if c.srv == nil || c.srv.sdkOnly {
+		return false
+	}
+	p := c.session.InitializeParams()
+	return p != nil && p.ProtocolVersion >= modernVersion
+}
+
+// takeLean takes call, a request of v whose id the SDK would get as
+// wireID, on the lean path: held against the budget and refused while its
+// id is in flight, as any request, and run in the background.
+func (c *stdioConn) takeLean(wireID json.RawMessage, v guard.Verdict, size int, call leanCall) bool {
+	id, more, ok := c.admitUndecoded(wireID, v, size)
+	if !ok {
+		return more
+	}
+	// The line's buffer is the next line's.
+	call.args = bytes.Clone(call.args)
+	// Cancellable before the next line is taken, which may cancel it.
+	ctx, cancel := context.WithCancel(c.base)
+	c.lean.add(id, cancel)
+	go c.runLean(ctx, id, bytes.Clone(v.ID), call)
 	return true
 }
 
@@ -445,7 +497,12 @@ func (c *stdioConn) finish() error {
 // Close ends the SDK's input. The SDK calls it when it ends the connection
 // itself (a write failed), and ServeStdio when the wait is over.
 func (c *stdioConn) Close() error {
-	c.closeOnce.Do(func() { close(c.closed) })
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		// As the SDK does with its own at end of input: calls on the lean
+		// path still running are cancelled, and their answers dropped.
+		c.cancelBase()
+	})
 	return nil
 }
 

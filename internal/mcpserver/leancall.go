@@ -1,0 +1,227 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/internal/mcpserver/internal/guard"
+	"github.com/wasmcp/wasmcp/internal/registry"
+)
+
+// The lean call path answers the tools/call a client sends most, a
+// 2026-07-28 call over stdio whose _meta holds only the revision and the
+// client's capabilities, without the SDK: decoded once, straight into the
+// dispatcher, and answered as the SDK would answer it, byte for byte.
+// Anything else (another _meta key, a progress token, a task, a tool that
+// asks the client or that the SDK refused, a session the SDK has not yet
+// taken a request of) goes to the SDK as before. FuzzLeanCalls proves the
+// answers the same.
+
+// leanMeta is the _meta of a call the lean path takes: these two keys.
+const (
+	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+)
+
+// leanTools are the tools the SDK serves, by name, with their specs: the
+// catalog's less those the SDK refused, as of the last sync.
+type leanTools map[string]abi.Tool
+
+// leanCall is a tools/call the lean path answers.
+type leanCall struct {
+	spec abi.Tool
+	args json.RawMessage
+}
+
+// parseLeanCall returns the call params hold, if the lean path answers it
+// exactly as the SDK would: members name, arguments (an object) and _meta
+// only, each once; _meta with exactly the revision 2026-07-28 and client
+// capabilities the SDK decodes; a tool the SDK serves that neither asks
+// the client nor runs only as a task.
+func parseLeanCall(params []byte, tools leanTools) (leanCall, bool) {
+	members, ok := objectMembers(params)
+	if !ok || len(members) > 3 || members["_meta"] == nil || members["name"] == nil {
+		return leanCall{}, false
+	}
+	var name string
+	if json.Unmarshal(members["name"], &name) != nil {
+		return leanCall{}, false
+	}
+	args := members["arguments"]
+	if len(members) == 3 && (args == nil || args[0] != '{') {
+		return leanCall{}, false
+	}
+	meta, ok := objectMembers(members["_meta"])
+	if !ok || len(meta) != 2 || string(meta[metaProtocolVersion]) != `"`+modernVersion+`"` {
+		return leanCall{}, false
+	}
+	caps := meta[metaClientCapabilities]
+	var c mcp.ClientCapabilities
+	if caps == nil || caps[0] != '{' || json.Unmarshal(caps, &c) != nil {
+		return leanCall{}, false
+	}
+	spec, ok := tools[name]
+	if !ok || len(spec.Client) > 0 || spec.Tasks() == abi.TaskRequired {
+		return leanCall{}, false
+	}
+	return leanCall{spec: spec, args: args}, true
+}
+
+// objectMembers returns the members of the JSON object data, if it is one
+// and no member appears twice.
+func objectMembers(data []byte) (map[string]json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, false
+	}
+	members := map[string]json.RawMessage{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		key := t.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, false
+		}
+		if _, dup := members[key]; dup {
+			return nil, false
+		}
+		members[key] = v
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
+		return nil, false
+	}
+	return members, true
+}
+
+// leanResult encodes res, the dispatcher's result of a call, as the SDK
+// answers a 2026-07-28 call: content never null, the server's
+// implementation in _meta unless the result names one, and resultType
+// "complete".
+func leanResult(res *mcp.CallToolResult, impl *mcp.Implementation) (json.RawMessage, error) {
+	out := *res
+	if out.Content == nil {
+		out.Content = []mcp.Content{}
+	}
+	meta := map[string]any{}
+	for k, v := range out.Meta {
+		meta[k] = v
+	}
+	if _, ok := meta[mcp.MetaKeyServerInfo]; !ok {
+		meta[mcp.MetaKeyServerInfo] = impl
+	}
+	out.Meta = meta
+	data, err := json.Marshal(&out)
+	if err != nil {
+		return nil, err
+	}
+	// The SDK's CallToolResult marshals its result type, which only it can
+	// set, after every other member it has here.
+	return append(data[:len(data)-1], `,"resultType":"complete"}`...), nil
+}
+
+// leanCalls are a connection's calls on the lean path in flight, by the
+// id the SDK would know them by, so that a cancellation reaches them.
+type leanCalls struct {
+	mu     sync.Mutex
+	cancel map[jsonrpc.ID]context.CancelFunc
+}
+
+func (l *leanCalls) add(id jsonrpc.ID, cancel context.CancelFunc) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cancel == nil {
+		l.cancel = map[jsonrpc.ID]context.CancelFunc{}
+	}
+	l.cancel[id] = cancel
+}
+
+// done forgets the call under id, and cancels its context, which ends
+// with it.
+func (l *leanCalls) done(id jsonrpc.ID) {
+	l.mu.Lock()
+	cancel := l.cancel[id]
+	delete(l.cancel, id)
+	l.mu.Unlock()
+	cancel()
+}
+
+// cancelled cancels the call a notifications/cancelled with params names.
+func (l *leanCalls) cancelled(params json.RawMessage) {
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.RequestID == nil {
+		return
+	}
+	id, err := sdkID(p.RequestID)
+	if err != nil {
+		return
+	}
+	l.mu.Lock()
+	cancel := l.cancel[id]
+	l.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// runLean runs call, a request the SDK would know by id and the client
+// wrote with clientID, and writes its answer as the SDK would: a result,
+// or the error of a call that could not run; nothing once the call was
+// cancelled.
+func (c *stdioConn) runLean(ctx context.Context, id jsonrpc.ID, clientID json.RawMessage, call leanCall) {
+	defer c.lean.done(id)
+	// A 2026-07-28 call's log level is its _meta's, and the lean path
+	// takes none that has one: as the SDK does, it sends no logs, and
+	// without a progress token no progress.
+	rep := &clientReporter{ctx: ctx, tool: call.spec.Name}
+	res, err := c.srv.calls.Call(ctx, call.spec.Name, call.args, rep, nil)
+	resp := &jsonrpc.Response{ID: id, Error: err}
+	if err == nil {
+		resp.Result, err = leanResult(res, c.srv.impl)
+		if err != nil {
+			resp.Error = fmt.Errorf("encoding the result: %w", err)
+		}
+	}
+	c.ids.answered(id)
+	r := c.calls.answered(id)
+	defer c.calls.written(r)
+	if ctx.Err() != nil {
+		return
+	}
+	data, err := jsonrpc.EncodeMessage(resp)
+	if err != nil {
+		return
+	}
+	if !bytes.Equal(clientID, guardID(data)) {
+		data, _ = guard.WithMember(data, "id", clientID)
+	}
+	c.write(append(data, '\n'))
+}
+
+// guardID is the id of an encoded response.
+func guardID(msg []byte) json.RawMessage {
+	id, _ := guard.ResponseID(msg)
+	return id
+}
+
+// leanToolsOf is the lean tools of catalog c, less refused.
+func leanToolsOf(c *registry.Catalog, refused map[string]bool) leanTools {
+	tools := make(leanTools, len(c.Tools))
+	for _, t := range c.Tools {
+		if !refused[t.Spec.Name] {
+			tools[t.Spec.Name] = t.Spec
+		}
+	}
+	return tools
+}

@@ -1,0 +1,159 @@
+package mcpserver
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wasmcp/wasmcp/internal/wattest"
+)
+
+// leanTestDir is a tool directory with a tool of each outcome: echo
+// (answers its arguments), shout (logs at level error), fail (exits 3),
+// trap, ctl (writes control characters, which JSON escapes), and header,
+// which the SDK refuses.
+func leanTestDir(t *testing.T) string {
+	dir := t.TempDir()
+	for _, m := range []struct{ module, tool, file string }{
+		{"echo", "echo", "a_echo"}, {"shout", "shout", "shout"}, {"fail", "fail", "fail"},
+		{"trap", "trap", "trap"}, {"ctlbytes", "ctl", "ctl"},
+	} {
+		wattest.Write(t, dir, m.module, m.file)
+		write(t, filepath.Join(dir, m.file+".manifest.json"), fmt.Sprintf(`{"abi":1,"tools":[{"name":%q,"description":"d <&>","inputSchema":{"type":"object"}}]}`, m.tool))
+	}
+	wattest.Write(t, dir, "echo", "b_header")
+	write(t, filepath.Join(dir, "b_header.manifest.json"), `{"abi":1,"tools":[{"name":"header","description":"bad header annotation",
+		"inputSchema":{"type":"object","properties":{"x":{"type":"object","x-mcp-header":"X"}}}}]}`)
+	return dir
+}
+
+var (
+	leanNames = []string{`"echo"`, `"shout"`, `"fail"`, `"trap"`, `"ctl"`, `"header"`, `"nope"`, `"\u0065cho"`, `7`}
+	leanArgs  = []string{``, `,"arguments":{}`, `,"arguments":{"n":40,"t":"<&>\u2028é"}`, `,"arguments":[]`, `,"arguments":null`,
+		`,"arguments":{"n":3},"arguments":{"n":4}`, `,"arguments":{"a":`}
+	leanMetas = []string{
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
+		`{"io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"roots":{"listChanged":true}},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":"x"}}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"debug"}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":1}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":{}}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":null}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
+	}
+)
+
+// leanOps makes a run from fuzz input: each byte picks a step.
+func leanOps(steps []byte) []string {
+	var lines []string
+	for i, b := range steps {
+		switch b % 16 {
+		case 0:
+			lines = append(lines, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, 1000+i),
+				`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		case 1:
+			lines = append(lines, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"logging/setLevel","params":{"level":"debug"}}`, 1000+i))
+		case 2:
+			lines = append(lines, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{%s}}`, 1000+i, modernMeta))
+		default:
+			name := leanNames[int(b/16)%len(leanNames)]
+			args := leanArgs[int(b)%len(leanArgs)]
+			meta := leanMetas[int(b/4)%len(leanMetas)]
+			lines = append(lines, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":%s%s,"_meta":%s}}`,
+				clientIDs[int(b/8)%len(clientIDs)], name, args, meta))
+		}
+	}
+	return lines
+}
+
+// runLeanOps sends each line to a server with the lean call path and to
+// one that leaves every request to the SDK, over one registry, and fails
+// on any difference in what each request draws: its answer and the
+// notifications written before it.
+func runLeanOps(t *testing.T, lines []string) {
+	reg, d := openDir(t, leanTestDir(t))
+	lean := New(reg, d, Options{Version: "test"})
+	sdk := New(reg, d, Options{Version: "test"})
+	sdk.sdkOnly = true
+	peers := []*stdioPeer{startStdioBare(t, lean), startStdioBare(t, sdk)}
+	for i, line := range lines {
+		var got [2]string
+		for j, p := range peers {
+			p.send(line)
+			if !strings.Contains(line, `"id"`) {
+				continue
+			}
+			got[j] = p.until()
+		}
+		if got[0] != got[1] {
+			t.Fatalf("step %d, %s:\nlean: %s\nSDK:  %s", i, line, got[0], got[1])
+		}
+	}
+}
+
+// TestLeanCallsAnswerAsTheSDKDoes runs every tool, argument and _meta
+// variant before any request of the session, after a 2026-07-28 one, and
+// after an initialize and a log level.
+func TestLeanCallsAnswerAsTheSDKDoes(t *testing.T) {
+	var steps []byte
+	for _, prefix := range [][]byte{nil, {2}, {0, 1}} {
+		steps = append(steps, prefix...)
+		for b := 3; b < 256; b++ {
+			if b%16 > 2 {
+				steps = append(steps, byte(b))
+			}
+		}
+	}
+	runLeanOps(t, leanOps(steps))
+}
+
+func FuzzLeanCalls(f *testing.F) {
+	f.Add([]byte{2, 3, 19, 35, 51, 67, 83})
+	f.Add([]byte{0, 1, 3, 4, 5, 6, 7})
+	f.Fuzz(func(t *testing.T, steps []byte) {
+		if len(steps) > 48 {
+			steps = steps[:48]
+		}
+		runLeanOps(t, leanOps(steps))
+	})
+}
+
+// A call on the lean path is cancelled by notifications/cancelled, as the
+// SDK's are: it draws no answer (uncancelled, it would draw one when its
+// time limit ends it, well within the drain), and gives its share of the
+// budget back, so that ServeStdio ends at end of input.
+func TestLeanCallIsCancelled(t *testing.T) {
+	dir := t.TempDir()
+	wattest.Write(t, dir, "loop", "loop")
+	write(t, filepath.Join(dir, "loop.manifest.json"), `{"abi":1,"tools":[{"name":"loop","description":"spins","inputSchema":{"type":"object"}}],"limits":{"timeout":"2s"}}`)
+	s := serveDir(t, dir, Options{Version: "test"})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- s.ServeStdio(context.Background(), inR, outW, StdioOptions{DrainTimeout: time.Minute})
+		outW.Close()
+	}()
+	p := &stdioPeer{t: t, in: inW, out: bufio.NewReader(outR)}
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + modernMeta + `}}`)
+	p.answer()
+	p.send(`{"jsonrpc":"2.0","id":"spin","method":"tools/call","params":{"name":"loop","arguments":{},` + modernMeta + `}}`)
+	p.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"spin"}}`)
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + modernMeta + `}}`)
+	if got := p.answer(); !strings.Contains(got, `"id":2`) {
+		t.Fatalf("after the cancellation, answered %s; want the list's answer", got)
+	}
+	inW.Close()
+	rest, _ := io.ReadAll(p.out)
+	if len(rest) > 0 {
+		t.Errorf("the cancelled call drew %s", rest)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("ServeStdio = %v", err)
+	}
+}
