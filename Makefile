@@ -22,7 +22,7 @@ FUZZTIME ?=
 FUZZ := abi:FuzzParseManifest:400000 internal/wasmbin:FuzzParse:300000 internal/wasmbin:FuzzParseBodies:60000 \
         internal/mcpserver/internal/guard:FuzzInspect:250000 internal/mcpserver/internal/guard:FuzzScan:500000 \
         internal/schema:FuzzCompile:120000 internal/sandbox:FuzzHostFunctions:200000 internal/jsonsize:FuzzString:150000 \
-        internal/mcpserver:FuzzListAnswers:3000 internal/mcpserver:FuzzHTTPListAnswers:2000 internal/mcpserver:FuzzLeanCalls:600
+        internal/mcpserver:FuzzListAnswers:3000 internal/mcpserver:FuzzHTTPListAnswers:2000 internal/mcpserver:FuzzLeanCalls:600 internal/mcpserver:FuzzHTTPLeanCalls:300
 
 .PHONY: run serve-stdio build install release tools setup test test-wasmtime lint fuzz conformance
 

@@ -130,6 +130,8 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		maxStreams:  opts.MaxStreams,
 		tasks:       s.tasks,
 		lists:       newListAnswers(&s.version),
+		frames:      newListAnswers(&s.version),
+		srv:         s,
 		mcpSessions: s.mcp.Sessions,
 		idleTimeout: opts.SessionIdleTimeout,
 	}
@@ -209,10 +211,13 @@ type router struct {
 	streams             *semaphore.Weighted // long-lived streams open
 	maxStreams          int
 	tasks               *taskStore
-	// lists answers 2026-07-28 list requests the SDK has answered before.
-	lists       *listAnswers
-	mcpSessions func() iter.Seq[*mcp.ServerSession]
-	idleTimeout time.Duration // the SDK's, of sessions
+	// lists answers 2026-07-28 list requests the SDK has answered before,
+	// and frames keeps how it framed its answers to 2026-07-28 calls, for
+	// the lean call path of srv (leanHTTP).
+	lists, frames *listAnswers
+	srv           *Server
+	mcpSessions   func() iter.Seq[*mcp.ServerSession]
+	idleTimeout   time.Duration // the SDK's, of sessions
 }
 
 func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -354,6 +359,8 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case modern && v.Kind == guard.Request && listMethods[v.Method]:
 		rt.lists.answerHTTP(w, r, v, wireID, rt.stateless, sdkReq)
+	case modern && v.Kind == guard.Request && v.Method == "tools/call":
+		rt.leanHTTP(w, r, v, wireID, sdkReq)
 	case modern:
 		rt.stateless.ServeHTTP(w, sdkReq())
 	default:

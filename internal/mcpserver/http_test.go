@@ -32,6 +32,7 @@ func newTestRouter(stateful, stateless http.Handler) *router {
 		streams:     semaphore.NewWeighted(DefaultMaxStreams),
 		maxStreams:  DefaultMaxStreams,
 		lists:       newListAnswers(&catalogVersion{}),
+		srv:         &Server{sdkOnly: true},
 	}
 }
 

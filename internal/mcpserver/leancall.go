@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -38,6 +39,9 @@ type leanTools map[string]abi.Tool
 type leanCall struct {
 	spec abi.Tool
 	args json.RawMessage
+	// msg is the request as the SDK would get it, for the SDK to answer
+	// after all (stdio).
+	msg []byte
 }
 
 // parseLeanCall returns the call params hold, if the lean path answers it
@@ -175,6 +179,62 @@ func (l *leanCalls) cancelled(params json.RawMessage) {
 	}
 }
 
+// leanHTTP answers a 2026-07-28 tools/call over HTTP, whose id the SDK
+// would get as wireID, on the lean path if it takes it: the call is run
+// straight on the dispatcher, and its answer framed as the SDK framed its
+// answer to a call of the same tool with the same header fields (frames:
+// status, header fields, the event around the message). A call of a tool
+// whose frame is not known yet goes to the SDK, which makes it known.
+func (rt *router) leanHTTP(w http.ResponseWriter, r *http.Request, v guard.Verdict, wireID json.RawMessage, sdkReq func() *http.Request) {
+	if rt.srv.sdkOnly {
+		rt.stateless.ServeHTTP(w, sdkReq())
+		return
+	}
+	call, ok := parseLeanCall(v.Params, *rt.srv.lean.Load())
+	if !ok {
+		rt.stateless.ServeHTTP(w, sdkReq())
+		return
+	}
+	k := httpListKey(v.Method+" "+call.spec.Name, nil, r)
+	frame, ok := rt.frames.get(k)
+	if !ok {
+		rec := &listRecorder{ResponseWriter: w, version: rt.frames.version.current()}
+		rt.stateless.ServeHTTP(rec, sdkReq())
+		if a, ok := rec.answer(); ok {
+			rt.frames.keep(k, a)
+		}
+		return
+	}
+	id, err := sdkID(wireID)
+	if err != nil {
+		rt.stateless.ServeHTTP(w, sdkReq())
+		return
+	}
+	ctx := r.Context()
+	res, err := rt.srv.calls.Call(ctx, call.spec.Name, call.args, &clientReporter{ctx: ctx, tool: call.spec.Name}, nil)
+	if err != nil {
+		// The tool went with a reload since it was looked up, and did
+		// not run: the SDK says so as it says it.
+		rt.stateless.ServeHTTP(w, sdkReq())
+		return
+	}
+	data, err := leanMessage(id, res, rt.srv.impl)
+	if err != nil || ctx.Err() != nil {
+		return
+	}
+	frame.write(w, data)
+}
+
+// leanMessage is the response to the request the SDK knows by id, whose
+// call gave res, as the SDK encodes it.
+func leanMessage(id jsonrpc.ID, res *mcp.CallToolResult, impl *mcp.Implementation) ([]byte, error) {
+	result, err := leanResult(res, impl)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the result: %w", err)
+	}
+	return jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Result: result})
+}
+
 // runLean runs call, a request the SDK would know by id and the client
 // wrote with clientID, and writes its answer as the SDK would: a result,
 // or the error of a call that could not run; nothing once the call was
@@ -186,20 +246,21 @@ func (c *stdioConn) runLean(ctx context.Context, id jsonrpc.ID, clientID json.Ra
 	// without a progress token no progress.
 	rep := &clientReporter{ctx: ctx, tool: call.spec.Name}
 	res, err := c.srv.calls.Call(ctx, call.spec.Name, call.args, rep, nil)
-	resp := &jsonrpc.Response{ID: id, Error: err}
-	if err == nil {
-		resp.Result, err = leanResult(res, c.srv.impl)
-		if err != nil {
-			resp.Error = fmt.Errorf("encoding the result: %w", err)
+	if err != nil {
+		// The tool went with a reload since it was looked up, and did not
+		// run: the SDK says so as it says it, and answers as for any
+		// request it takes.
+		if m, err := jsonrpc.DecodeMessage(call.msg); err == nil && c.hand(m) {
+			return
 		}
 	}
 	c.ids.answered(id)
 	r := c.calls.answered(id)
 	defer c.calls.written(r)
-	if ctx.Err() != nil {
+	if err != nil || ctx.Err() != nil {
 		return
 	}
-	data, err := jsonrpc.EncodeMessage(resp)
+	data, err := leanMessage(id, res, c.srv.impl)
 	if err != nil {
 		return
 	}

@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -156,4 +158,80 @@ func TestLeanCallIsCancelled(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("ServeStdio = %v", err)
 	}
+}
+
+// runHTTPLeanOps is runLeanOps over Streamable HTTP: each step byte picks
+// a call's tool, arguments, _meta, id and header fields; each request is
+// sent twice in a row, so that the second may take the lean path, and the
+// answers (status, header fields but Date, body) of a server with the lean
+// path and of one that leaves every request to the SDK must not differ.
+func runHTTPLeanOps(t *testing.T, steps []byte) {
+	reg, d := openDir(t, leanTestDir(t))
+	lean := New(reg, d, Options{Version: "test"})
+	sdk := New(reg, d, Options{Version: "test"})
+	sdk.sdkOnly = true
+	servers := []*httptest.Server{httptest.NewServer(lean.HTTPHandler(HTTPOptions{})), httptest.NewServer(sdk.HTTPHandler(HTTPOptions{}))}
+	for _, s := range servers {
+		t.Cleanup(s.Close)
+	}
+	for i, b := range steps {
+		name := leanNames[int(b/16)%len(leanNames)]
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":%s%s,"_meta":%s}}`,
+			clientIDs[int(b/8)%len(clientIDs)], name, leanArgs[int(b)%len(leanArgs)], leanMetas[int(b/4)%len(leanMetas)])
+		header := http.Header{"Content-Type": {"application/json"}, "Mcp-Method": {"tools/call"}}
+		if a := httpAccepts[int(b/2)%len(httpAccepts)]; a != "" {
+			header.Set("Accept", a)
+		}
+		if v := httpVersions[int(b/32)%len(httpVersions)]; v != "" {
+			header.Set("Mcp-Protocol-Version", v)
+		}
+		switch b % 3 {
+		case 0:
+			header.Set("Mcp-Name", strings.Trim(name, `"`))
+		case 1:
+			header.Set("Mcp-Name", "echo")
+		}
+		for round := range 2 {
+			var answers [2]string
+			for j, s := range servers {
+				req, err := http.NewRequest(http.MethodPost, s.URL, strings.NewReader(body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				req.Header = header.Clone()
+				resp, err := s.Client().Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Header.Del("Date")
+				answers[j] = fmt.Sprintf("%d %v\n%s", resp.StatusCode, resp.Header, got)
+			}
+			if answers[0] != answers[1] {
+				t.Fatalf("step %d, round %d, %s %v:\nlean: %s\nSDK:  %s", i, round, body, header, answers[0], answers[1])
+			}
+		}
+	}
+}
+
+func TestHTTPLeanCallsAnswerAsTheSDKDoes(t *testing.T) {
+	var steps []byte
+	for b := range 256 {
+		steps = append(steps, byte(b))
+	}
+	runHTTPLeanOps(t, steps)
+}
+
+func FuzzHTTPLeanCalls(f *testing.F) {
+	f.Add([]byte{0, 3, 48, 96})
+	f.Fuzz(func(t *testing.T, steps []byte) {
+		if len(steps) > 32 {
+			steps = steps[:32]
+		}
+		runHTTPLeanOps(t, steps)
+	})
 }

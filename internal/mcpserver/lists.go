@@ -228,27 +228,33 @@ func (l *listAnswers) answerHTTP(w http.ResponseWriter, r *http.Request, v guard
 	k := httpListKey(v.Method, v.Params, r)
 	if a, ok := l.get(k); ok && !l.off {
 		msg, _ := guard.WithMember(a.msg, "id", wireID)
-		for name, values := range a.header {
-			w.Header()[name] = values
-		}
-		body := slices.Concat(a.before, msg, a.after)
-		if a.header.Get("Content-Length") != "" {
-			w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-		}
-		w.WriteHeader(a.status)
-		if a.flushed {
-			http.NewResponseController(w).Flush()
-		}
-		w.Write(body)
-		if a.flushed {
-			http.NewResponseController(w).Flush()
-		}
+		a.write(w, msg)
 		return
 	}
 	rec := &listRecorder{ResponseWriter: w, version: l.version.current()}
 	sdk.ServeHTTP(rec, sdkReq())
 	if a, ok := rec.answer(); ok && !l.off {
 		l.keep(k, a)
+	}
+}
+
+// write writes msg as the SDK wrote a's message: with a's status and
+// header fields, in a's framing, flushed as a was.
+func (a listAnswer) write(w http.ResponseWriter, msg []byte) {
+	for name, values := range a.header {
+		w.Header()[name] = values
+	}
+	body := slices.Concat(a.before, msg, a.after)
+	if a.header.Get("Content-Length") != "" {
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	}
+	w.WriteHeader(a.status)
+	if a.flushed {
+		http.NewResponseController(w).Flush()
+	}
+	w.Write(body)
+	if a.flushed {
+		http.NewResponseController(w).Flush()
 	}
 }
 

@@ -239,7 +239,7 @@ func (c *stdioConn) take(msg []byte) bool {
 	}
 	if v.Kind == guard.Request && v.Method == "tools/call" && c.leanOn() {
 		if call, ok := parseLeanCall(v.Params, *c.srv.lean.Load()); ok {
-			return c.takeLean(wireID, v, len(msg), call)
+			return c.takeLean(wireID, v, msg, call)
 		}
 	}
 	if v.Kind == guard.Request && listMethods[v.Method] {
@@ -363,15 +363,15 @@ func (c *stdioConn) leanOn() bool {
 }
 
 // takeLean takes call, a request of v whose id the SDK would get as
-// wireID, on the lean path: held against the budget and refused while its
+// wireID, and which it would get as msg, on the lean path: held against the budget and refused while its
 // id is in flight, as any request, and run in the background.
-func (c *stdioConn) takeLean(wireID json.RawMessage, v guard.Verdict, size int, call leanCall) bool {
-	id, more, ok := c.admitUndecoded(wireID, v, size)
+func (c *stdioConn) takeLean(wireID json.RawMessage, v guard.Verdict, msg []byte, call leanCall) bool {
+	id, more, ok := c.admitUndecoded(wireID, v, len(msg))
 	if !ok {
 		return more
 	}
 	// The line's buffer is the next line's.
-	call.args = bytes.Clone(call.args)
+	call.args, call.msg = bytes.Clone(call.args), bytes.Clone(msg)
 	// Cancellable before the next line is taken, which may cancel it.
 	ctx, cancel := context.WithCancel(c.base)
 	c.lean.add(id, cancel)
