@@ -107,6 +107,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, op
 	go func() {
 		session.Close()
 		_ = session.Wait()
+		c.answering.Wait()
 		<-tasksReturned
 		close(ended)
 	}()
@@ -156,6 +157,9 @@ type stdioConn struct {
 	lean       leanCalls
 	base       context.Context
 	cancelBase context.CancelFunc
+	// answering counts the answers being made or written without the SDK,
+	// which ServeStdio waits for as the SDK's Close waits for its own.
+	answering sync.WaitGroup
 
 	msgs      chan jsonrpc.Message // from readFrom to Read
 	closed    chan struct{}        // by Close: Read returns io.EOF
@@ -343,10 +347,16 @@ func (c *stdioConn) answerAgain(wireID json.RawMessage, v guard.Verdict, size in
 		return more
 	}
 	out, _ := guard.WithMember(answer, "id", v.ID)
-	c.ids.answered(id)
-	r := c.calls.answered(id)
-	c.write(append(out, '\n'))
-	c.calls.written(r)
+	// Answered and written in the background, as the SDK answers, holding
+	// the request's share of the budget until it is written: a client that
+	// does not read its answers stops the reading only once the budget is
+	// spent, whatever it asks.
+	c.answering.Go(func() {
+		c.ids.answered(id)
+		r := c.calls.answered(id)
+		c.write(append(out, '\n'))
+		c.calls.written(r)
+	})
 	return true
 }
 
@@ -375,7 +385,8 @@ func (c *stdioConn) takeLean(wireID json.RawMessage, v guard.Verdict, msg []byte
 	// Cancellable before the next line is taken, which may cancel it.
 	ctx, cancel := context.WithCancel(c.base)
 	c.lean.add(id, cancel)
-	go c.runLean(ctx, id, bytes.Clone(v.ID), call)
+	clientID := bytes.Clone(v.ID)
+	c.answering.Go(func() { c.runLean(ctx, id, clientID, call) })
 	return true
 }
 
