@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"math"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -93,6 +97,10 @@ type result struct {
 	// much above zero means the numbers are noisy.
 	OtherCPUPercent float64 `json:"other_cpu_percent"`
 	StealPercent    float64 `json:"steal_percent"`
+	// AllocKiBPerCall is the server's heap allocation per sequential call,
+	// from its own metrics: wasmcp over HTTP only, the one server here
+	// that reports them.
+	AllocKiBPerCall float64 `json:"alloc_kib_per_call,omitempty"`
 	PeakRSSMiB      float64 `json:"peak_rss_mib"` // VmHWM at the end of the run
 	EndRSSMiB       float64 `json:"end_rss_mib"`  // VmRSS at the end of the run
 	Failed          string  `json:"failed,omitempty"`
@@ -197,6 +205,13 @@ func bench(cfg *config, a *artifacts, srv *server, transport string) (res result
 	if err != nil {
 		return fail("reading CPU time: %v", err)
 	}
+	allocs := srv.wasmcp() && transport == "http"
+	var alloc0 float64
+	if allocs {
+		if alloc0, err = allocated(addr); err != nil {
+			return fail("reading the server's metrics: %v", err)
+		}
+	}
 	wall0, self0 := time.Now(), selfCPU()
 	busy0, steal0 := systemCPU()
 	durs := make([]time.Duration, 0, cfg.N)
@@ -211,6 +226,12 @@ func bench(cfg *config, a *artifacts, srv *server, transport string) (res result
 	res.Latency = summarize(durs)
 	if cpu1, err := p.cpu(); err == nil && len(durs) > 0 {
 		res.CPUMsPerCall = ms(cpu1-cpu0) / float64(len(durs))
+	}
+	if allocs && len(durs) > 0 {
+		// The scrape itself allocates a little, spread over the calls.
+		if alloc1, err := allocated(addr); err == nil {
+			res.AllocKiBPerCall = (alloc1 - alloc0) / 1024 / float64(len(durs))
+		}
 	}
 
 	levels := cfg.HTTPConcurrency
@@ -279,4 +300,24 @@ func (s *session) throughput(p *process, c int, d time.Duration) point {
 		pt.CPUMsPerCall = ms(cpu1-cpu0) / float64(len(all))
 	}
 	return pt
+}
+
+// allocated is the bytes a wasmcp server listening at addr has allocated
+// on its heap since it started, from its Prometheus metrics.
+func allocated(addr string) (float64, error) {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "go_memstats_alloc_bytes_total "); ok {
+			return strconv.ParseFloat(strings.TrimSpace(v), 64)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	return 0, fmt.Errorf("no go_memstats_alloc_bytes_total at %s/metrics", addr)
 }

@@ -110,7 +110,7 @@ func (r *report) rows(concurrency []int) (header []string, rows [][]string) {
 	if len(concurrency) > 0 {
 		top = slices.Max(concurrency)
 	}
-	header = append(header, fmt.Sprintf("p99 ms c=%d", top), "errors", "peak RSS MiB")
+	header = append(header, fmt.Sprintf("p99 ms c=%d", top), "errors", "KiB alloc/call", "peak RSS MiB")
 	for _, res := range r.Results {
 		row := []string{res.Server, fmt.Sprintf("%s (%s)", res.Tool, res.Language), res.Transport}
 		if res.Failed != "" {
@@ -134,7 +134,11 @@ func (r *report) rows(concurrency []int) (header []string, rows [][]string) {
 				loaded = fmtMs(p.Latency.P99Ms)
 			}
 		}
-		row = append(row, loaded, strconv.Itoa(res.Errors), fmt.Sprintf("%.1f", res.PeakRSSMiB))
+		alloc := "–"
+		if res.AllocKiBPerCall > 0 {
+			alloc = fmt.Sprintf("%.0f", res.AllocKiBPerCall)
+		}
+		row = append(row, loaded, strconv.Itoa(res.Errors), alloc, fmt.Sprintf("%.1f", res.PeakRSSMiB))
 		rows = append(rows, row)
 	}
 	return header, rows
