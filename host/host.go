@@ -83,6 +83,11 @@ type Config struct {
 	// Watch reloads when a file in Tools, or the Policy file, changes, and
 	// tells clients that the tools changed.
 	Watch bool
+	// Sources, when set, gives the directories that tool sources fill (an
+	// OCI reference's tool, pulled), read after Tools at each load. They
+	// are not watched: whoever fills them calls Reload, and clients are
+	// told when the tools change.
+	Sources func() []Source
 	// Logger receives the server's logs; nil discards them.
 	Logger *slog.Logger
 	// LogArguments adds each call's arguments to its log line. They may
@@ -294,6 +299,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.registry, err = registry.Open(registry.Options{
 		Dir:        cfg.Tools,
 		PolicyFile: cfg.Policy,
+		Sources:    cfg.registrySources(),
 		LoadOptions: registry.LoadOptions{
 			Engine:   engine,
 			Ceilings: sandbox.Limits(cfg.Limits),
@@ -310,7 +316,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		Observer: obs, LogArguments: cfg.LogArguments, Prewarm: cfg.Prewarm,
 	})
 	s.mcp = mcpserver.New(s.registry, s.calls, mcpserver.Options{
-		Version: cfg.Version, Logger: cfg.Logger, ListChanged: cfg.Watch, RequestBudget: cfg.RequestBudget,
+		Version: cfg.Version, Logger: cfg.Logger, ListChanged: cfg.Watch || cfg.Sources != nil, RequestBudget: cfg.RequestBudget,
 		PollInterval: cfg.HTTP.PollInterval, RequestStateKey: cfg.RequestStateKey,
 		Tasks: mcpserver.TaskOptions(cfg.Tasks),
 	})
@@ -321,6 +327,31 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		}
 	}
 	return s, nil
+}
+
+// Source is a directory of modules that a tool source fills, and why the
+// source could not be brought up to date, if it could not.
+type Source struct {
+	// Name names the source in Status and errors: its reference.
+	Name string
+	// Dir is the directory, "" while the source has none.
+	Dir string
+	// Err, when not nil, is shown in Status under Name.
+	Err error
+}
+
+func (c Config) registrySources() func() []registry.Source {
+	if c.Sources == nil {
+		return nil
+	}
+	return func() []registry.Source {
+		in := c.Sources()
+		out := make([]registry.Source, len(in))
+		for i, s := range in {
+			out[i] = registry.Source(s)
+		}
+		return out
+	}
 }
 
 func (c Config) withDefaults() Config {
