@@ -42,8 +42,13 @@ func Pull(ctx context.Context, src oras.ReadOnlyGraphTarget, ref string, store *
 	if len(m.Layers) == 0 || len(m.Layers) > maxLayers {
 		return desc, nil, fmt.Errorf("%s has %d layers; a tool has a module and at most its sidecar manifest", desc.Digest, len(m.Layers))
 	}
-	var files []File
-	stem := ""
+	// Every layer is checked before any is fetched.
+	type layer struct {
+		desc  ocispec.Descriptor
+		limit int64
+	}
+	var layers []layer
+	stem, module := "", false
 	for _, l := range m.Layers {
 		name := title(l)
 		s, kind, err := splitName(name)
@@ -58,26 +63,30 @@ func Pull(ctx context.Context, src oras.ReadOnlyGraphTarget, ref string, store *
 		case kind == kindSignature:
 			return desc, nil, fmt.Errorf("%s: layer %q: signatures go in a referrer artifact, not in the tool's", desc.Digest, name)
 		case l.MediaType != want:
-			return desc, nil, fmt.Errorf("%s: layer %q has media type %q; %s", desc.Digest, name, l.MediaType, want)
+			return desc, nil, fmt.Errorf("%s: layer %q has media type %q, not %q", desc.Digest, name, l.MediaType, want)
 		case stem != "" && s != stem:
 			return desc, nil, fmt.Errorf("%s: layer %q is not of tool %q", desc.Digest, name, stem)
-		case slices.ContainsFunc(files, func(f File) bool { return f.Name == name }):
+		case slices.ContainsFunc(layers, func(o layer) bool { return title(o.desc) == name }):
 			return desc, nil, fmt.Errorf("%s: two layers are titled %q", desc.Digest, name)
 		}
-		stem = s
-		data, err := store.Blob(ctx, src, l, limit)
-		if err != nil {
-			return desc, nil, fmt.Errorf("%s: layer %q: %w", desc.Digest, name, err)
+		stem, module = s, module || kind == kindModule
+		// The module first, then its sidecar.
+		if kind == kindModule {
+			layers = slices.Insert(layers, 0, layer{l, limit})
+		} else {
+			layers = append(layers, layer{l, limit})
 		}
-		files = append(files, File{Name: name, Data: data})
 	}
-	// Two layers of one stem, with distinct names, are its module and
-	// its sidecar: the module goes first.
-	if !strings.HasSuffix(files[0].Name, ".wasm") {
-		slices.Reverse(files)
-	}
-	if !strings.HasSuffix(files[0].Name, ".wasm") {
+	if !module {
 		return desc, nil, fmt.Errorf("%s has no %s layer: it holds no module", desc.Digest, MediaTypeWasm)
+	}
+	var files []File
+	for _, l := range layers {
+		data, err := store.Blob(ctx, src, l.desc, l.limit)
+		if err != nil {
+			return desc, nil, fmt.Errorf("%s: layer %q: %w", desc.Digest, title(l.desc), err)
+		}
+		files = append(files, File{Name: title(l.desc), Data: data})
 	}
 	sigs, err := signatures(ctx, src, store, desc, files)
 	if err != nil {
