@@ -198,12 +198,6 @@ func (s *Sources) pull(ctx context.Context, src *source) error {
 	}
 	src.mu.Unlock()
 	log := s.log.With("source", src.ref)
-	switch {
-	case err != nil:
-		log.Warn("pulling a tool source failed; what it served keeps serving", "error", err)
-	case moved || prev.Digest != digest:
-		log.Info("pulled tool source", "digest", digest, "dir", dir)
-	}
 	if moved || (err == nil) != (prev.Err == nil) || (err != nil && err.Error() != prev.Err.Error()) {
 		s.reloading.Lock()
 		s.changed()
@@ -213,6 +207,13 @@ func (s *Sources) pull(ctx context.Context, src *source) error {
 			}
 		}
 		s.reloading.Unlock()
+	}
+	// Logged once served (or kept), for whoever waits on the log.
+	switch {
+	case err != nil:
+		log.Warn("pulling a tool source failed; what it served keeps serving", "error", err)
+	case moved || prev.Digest != digest:
+		log.Info("pulled tool source", "digest", digest, "dir", dir)
 	}
 	if err == nil {
 		src.once.Do(s.pending.Done)
