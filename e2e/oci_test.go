@@ -255,4 +255,3 @@ func TestOCITamperedBlob(t *testing.T) {
 		t.Errorf("/readyz %d: a failed update unreadied a server that serves", code)
 	}
 }
-
