@@ -442,7 +442,7 @@ func TestDeployManifestsServe(t *testing.T) {
 	file := configFile(t, config)
 	// An empty tool directory: the pod's tools are not here, and with
 	// none, no background compilation outlives the run to log into stderr.
-	local := append(args[1:], "--config", file, "--tools", t.TempDir(), "--cache-dir", "", "--http", "")
+	local := append(args[1:], "--config", file, "--tools", t.TempDir(), "--cache-dir", "", "--store", t.TempDir(), "--http", "")
 	r := wasmcp(t, "", append([]string{"serve"}, local...)...)
 	if r.code != exitOK {
 		t.Fatalf("wasmcp serve %q: %v", local, r)
