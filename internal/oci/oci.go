@@ -52,6 +52,8 @@ const (
 	// MaxReferrers bounds the signature artifacts of one tool's manifest
 	// that are listed.
 	MaxReferrers = 16
+	// maxListed bounds the referrers of any type listed for one manifest.
+	maxListed = 1024
 	// maxLayers: a module, its sidecar.
 	maxLayers = 2
 	// maxSignatureLayers: a signature for each of the module and sidecar.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -415,4 +416,55 @@ func names(files []File) []string {
 		out = append(out, f.Name)
 	}
 	return out
+}
+
+// endlessReferrers is a registry whose referrers API pages on forever.
+type endlessReferrers struct {
+	oras.ReadOnlyGraphTarget
+	artifactType string
+}
+
+func (e endlessReferrers) Referrers(_ context.Context, _ ocispec.Descriptor, _ string, fn func([]ocispec.Descriptor) error) error {
+	for {
+		page := make([]ocispec.Descriptor, 10)
+		for i := range page {
+			page[i] = ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, ArtifactType: e.artifactType, Digest: digest.FromString("x"), Size: 1}
+		}
+		if err := fn(page); err != nil {
+			return err
+		}
+	}
+}
+
+// Listing referrers stops at its bounds, of signatures and of all.
+func TestReferrersBounded(t *testing.T) {
+	ctx := context.Background()
+	dst := memory.New()
+	if _, err := Push(ctx, dst, "v1", Tool{Module: testTool("v1").Module}, created); err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []string{ArtifactTypeSignature, "application/vnd.example.sbom"} {
+		_, _, err := Pull(ctx, endlessReferrers{dst, kind}, "v1", openStore(t))
+		if err == nil || !strings.Contains(err.Error(), "signature artifacts") {
+			t.Errorf("endless referrers of %s: error %v; want the bound's", kind, err)
+		}
+	}
+
+	// A store without the referrers API is held to the same bound.
+	desc, err := dst.Resolve(ctx, "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range MaxReferrers + 1 {
+		sig, err := pushFile(ctx, dst, MediaTypeMinisig, File{Name: "echo.wasm.minisig", Data: fmt.Appendf(nil, "sig %d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := oras.PackManifest(ctx, dst, oras.PackManifestVersion1_1, ArtifactTypeSignature, oras.PackManifestOptions{Subject: &desc, Layers: []ocispec.Descriptor{sig}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := Pull(ctx, dst, "v1", openStore(t)); err == nil || !strings.Contains(err.Error(), "signature artifacts") {
+		t.Errorf("%d signature artifacts: error %v; want the bound's", MaxReferrers+1, err)
+	}
 }

@@ -167,7 +167,7 @@ func signatures(ctx context.Context, src oras.ReadOnlyGraphTarget, store *Store,
 // signatureReferrers lists the signature artifacts of subject, at most
 // MaxReferrers of them.
 func signatureReferrers(ctx context.Context, src oras.ReadOnlyGraphTarget, subject ocispec.Descriptor) ([]ocispec.Descriptor, error) {
-	tooMany := fmt.Errorf("more than %d signature artifacts refer to %s; delete the stale ones", MaxReferrers, subject.Digest)
+	tooMany := fmt.Errorf("more than %d signature artifacts, or %d artifacts in all, refer to %s; delete the stale ones", MaxReferrers, maxListed, subject.Digest)
 	lister, ok := src.(registry.ReferrerLister)
 	if !ok {
 		refs, err := registry.Referrers(ctx, src, subject, ArtifactTypeSignature)
@@ -177,13 +177,17 @@ func signatureReferrers(ctx context.Context, src oras.ReadOnlyGraphTarget, subje
 		return refs, err
 	}
 	var refs []ocispec.Descriptor
+	listed := 0
 	err := lister.Referrers(ctx, subject, ArtifactTypeSignature, func(page []ocispec.Descriptor) error {
+		// A registry that filters nothing may list other referrers,
+		// page after page: those count too, against a wider bound.
+		listed += len(page)
 		for _, d := range page {
 			if d.ArtifactType == ArtifactTypeSignature {
 				refs = append(refs, d)
 			}
 		}
-		if len(refs) > MaxReferrers {
+		if len(refs) > MaxReferrers || listed > maxListed {
 			return tooMany
 		}
 		return nil
