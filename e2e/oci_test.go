@@ -76,13 +76,19 @@ func (r *ociRegistry) ref(repository, tag string) string {
 	return "oci://" + r.host + "/" + repository + ":" + tag
 }
 
-// push pushes the tool of stem in dir, by `wasmcp push`.
-func (r *ociRegistry) push(t *testing.T, dir, stem, ref string) {
+// push pushes the tool of stem in dir, by `wasmcp push`, and returns the
+// digest it printed.
+func (r *ociRegistry) push(t *testing.T, dir, stem, ref string) string {
 	t.Helper()
 	out, err := exec.Command(binary, "push", "--plain-http", r.host, filepath.Join(dir, stem+".wasm"), ref).CombinedOutput()
 	if err != nil {
 		t.Fatalf("wasmcp push: %v\n%s", err, out)
 	}
+	_, digest, ok := strings.Cut(strings.TrimSpace(string(out)), "@")
+	if !ok {
+		t.Fatalf("wasmcp push printed no digest:\n%s", out)
+	}
+	return digest
 }
 
 // toolAs copies the example tool from into a new directory as stem, its
@@ -146,6 +152,18 @@ func statusErrors(t *testing.T, s *server) map[string]string {
 	return out
 }
 
+// sourceDigest is the digest /status says the one source serves.
+func sourceDigest(t *testing.T, s *server) string {
+	t.Helper()
+	var st struct {
+		Sources []struct{ Ref, Digest string }
+	}
+	if err := json.Unmarshal([]byte(get(t, s, "/status")), &st); err != nil || len(st.Sources) != 1 {
+		t.Fatalf("/status sources %+v, %v; want one", st.Sources, err)
+	}
+	return st.Sources[0].Digest
+}
+
 // A tool pushed with its signature pulls back whole, through the
 // referrers tag of a registry without the referrers API; a server serves
 // it from its reference, ready once it is pulled and compiled, and serves
@@ -155,7 +173,7 @@ func TestOCIPushServeUpdate(t *testing.T) {
 	v1 := toolAs(t, "slugify", "slugify")
 	writeFileE2E(t, filepath.Join(v1, "slugify.wasm.minisig"), "untrusted comment: signature from minisign secret key\nRUQ...\n")
 	ref := reg.ref("tools/slugify", "v1")
-	reg.push(t, v1, "slugify", ref)
+	first := reg.push(t, v1, "slugify", ref)
 
 	pulled := t.TempDir()
 	out, err := exec.Command(binary, "pull", "--plain-http", reg.host, "--store", t.TempDir(), ref, pulled).CombinedOutput()
@@ -174,15 +192,21 @@ func TestOCIPushServeUpdate(t *testing.T) {
 	if code := readyz(t, s); code != http.StatusOK {
 		t.Fatalf("/readyz %d once the source is pulled", code)
 	}
-	s.waitLog(t, "pulled tool source", "source="+ref, "digest=sha256:")
+	s.waitLog(t, "pulled tool source", "source="+ref, "digest="+first)
+	if got := sourceDigest(t, s); got != first {
+		t.Errorf("/status: the source serves %s; want %s", got, first)
+	}
 	cs, changes := connectWatching(t, s, "2025-11-25")
 	if res := callTool(t, cs, "slugify", map[string]any{"text": "Hello, World!"}); res.IsError || !strings.Contains(text(res), "hello-world") {
 		t.Fatalf("slugify: %q", text(res))
 	}
 
 	// v2 is another tool under the same stem and tag.
-	reg.push(t, toolAs(t, "text_stats", "slugify"), "slugify", ref)
+	second := reg.push(t, toolAs(t, "text_stats", "slugify"), "slugify", ref)
 	changes.wait(t, "pushing v2")
+	if got := sourceDigest(t, s); got != second {
+		t.Errorf("/status: the source serves %s after v2; want %s", got, second)
+	}
 	if names := toolNames(t, cs); !slices.Contains(names, "text_stats") || slices.Contains(names, "slugify") {
 		t.Fatalf("tools %v after v2; want text_stats alone", names)
 	}

@@ -336,6 +336,8 @@ type Source struct {
 	Name string
 	// Dir is the directory, "" while the source has none.
 	Dir string
+	// Digest is what the source serves: the digest of its manifest.
+	Digest string
 	// Err, when not nil, is shown in Status under Name.
 	Err error
 }
@@ -348,7 +350,7 @@ func (c Config) registrySources() func() []registry.Source {
 		in := c.Sources()
 		out := make([]registry.Source, len(in))
 		for i, s := range in {
-			out[i] = registry.Source(s)
+			out[i] = registry.Source{Name: s.Name, Dir: s.Dir, Err: s.Err}
 		}
 		return out
 	}
@@ -528,7 +530,19 @@ func (s *Server) Close(ctx context.Context) error {
 
 // Status describes what the server serves: every tool, every module, and
 // every file that did not load, and why.
-func (s *Server) Status() Status { return newStatus(s.registry.Current(), nil) }
+func (s *Server) Status() Status {
+	st := newStatus(s.registry.Current(), nil)
+	if s.cfg.Sources != nil {
+		for _, src := range s.cfg.Sources() {
+			ss := SourceStatus{Ref: src.Name, Digest: src.Digest, Dir: src.Dir}
+			if src.Err != nil {
+				ss.Error = src.Err.Error()
+			}
+			st.Sources = append(st.Sources, ss)
+		}
+	}
+	return st
+}
 
 // Examples returns the examples a tool's manifest declares, and whether
 // the tool is served.

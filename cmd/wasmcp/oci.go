@@ -203,7 +203,7 @@ func hostSources(s *oci.Sources) func() []host.Source {
 	return func() []host.Source {
 		var out []host.Source
 		for _, st := range s.States() {
-			out = append(out, host.Source{Name: st.Ref, Dir: st.Dir, Err: st.Err})
+			out = append(out, host.Source{Name: st.Ref, Dir: st.Dir, Digest: st.Digest, Err: st.Err})
 		}
 		return out
 	}
