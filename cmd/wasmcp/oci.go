@@ -37,13 +37,19 @@ func (l *listFlag) Set(v string) error {
 type registryFlags struct {
 	plainHTTP listFlag
 	authFile  string
-	store     string
 }
 
 func (f *registryFlags) register(fs *flag.FlagSet) {
-	fs.Var(&f.plainHTTP, "plain-http", "reach the registry `HOST` (or HOST:PORT) over plain HTTP, not HTTPS; repeat, or separate with commas, for more (for a registry on loopback: its credentials and tools cross the network unprotected otherwise)")
+	fs.Var(&f.plainHTTP, "plain-http", "reach the registry `HOST` (or HOST:PORT) over plain HTTP instead of HTTPS, for a registry on loopback: anywhere else its credentials and tools would cross the network unprotected; repeat, or separate with commas, for more")
 	fs.StringVar(&f.authFile, "registry-auth-file", "", "registry credentials in a Docker config.json `FILE` (a Kubernetes Secret of type dockerconfigjson, mounted), tried before the Docker config file ($DOCKER_CONFIG or ~/.docker/config.json)")
-	fs.StringVar(&f.store, "store", defaultStore(), "`directory` that pulled tools are kept in, by digest")
+}
+
+// remote is the registries' client.
+func (f *registryFlags) remote() (*oci.Remote, error) { return oci.NewRemote(f.plainHTTP, f.authFile) }
+
+// registerStore gives a command that pulls the --store flag.
+func registerStore(fs *flag.FlagSet, dir *string) {
+	fs.StringVar(dir, "store", defaultStore(), "`directory` that pulled tools are kept in, by digest")
 }
 
 func defaultStore() string {
@@ -53,20 +59,12 @@ func defaultStore() string {
 	return ""
 }
 
-// open opens the store and the registries' client.
-func (f *registryFlags) open() (*oci.Store, *oci.Remote, error) {
-	if f.store == "" {
-		return nil, nil, errors.New("no --store directory for pulled tools, and no user cache directory for the default: name one")
+// openStore opens the --store directory.
+func openStore(dir string) (*oci.Store, error) {
+	if dir == "" {
+		return nil, errors.New("no --store directory for pulled tools, and no user cache directory for the default: name one")
 	}
-	store, err := oci.OpenStore(f.store)
-	if err != nil {
-		return nil, nil, err
-	}
-	remote, err := oci.NewRemote(f.plainHTTP, f.authFile)
-	if err != nil {
-		return nil, nil, err
-	}
-	return store, remote, nil
+	return oci.OpenStore(dir)
 }
 
 func runPush(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -93,7 +91,7 @@ func runPush(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 		fmt.Fprintln(stderr, "wasmcp push:", err)
 		return exitFailure
 	}
-	_, remote, err := rf.open()
+	remote, err := rf.remote()
 	var repo oras.Target
 	if err == nil {
 		repo, err = remote.Repository(ref)
@@ -124,6 +122,8 @@ func runPull(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	fs := flag.NewFlagSet("pull", flag.ContinueOnError)
 	var rf registryFlags
 	rf.register(fs)
+	var storeDir string
+	registerStore(fs, &storeDir)
 	if code, ok := parse(ctx, fs, args, stderr, "[flags] oci://REGISTRY/REPOSITORY:TAG [DIR]"); !ok {
 		return code
 	}
@@ -140,7 +140,11 @@ func runPull(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 	if fs.NArg() == 2 {
 		dir = fs.Arg(1)
 	}
-	store, remote, err := rf.open()
+	store, err := openStore(storeDir)
+	var remote *oci.Remote
+	if err == nil {
+		remote, err = rf.remote()
+	}
 	var repo oras.ReadOnlyGraphTarget
 	if err == nil {
 		repo, err = remote.Repository(ref)
@@ -169,12 +173,14 @@ func runPull(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.
 // sourceFlags are serve's flags for tools from registries.
 type sourceFlags struct {
 	registryFlags
+	store    string
 	refs     listFlag
 	interval time.Duration
 }
 
 func (f *sourceFlags) register(fs *flag.FlagSet) {
 	f.registryFlags.register(fs)
+	registerStore(fs, &f.store)
 	fs.Var(&f.refs, "source", "serve the tool that `oci://REGISTRY/REPOSITORY:TAG` (or @sha256:DIGEST) names, besides --tools; repeat, or separate with commas, for more")
 	fs.DurationVar(&f.interval, "pull-interval", time.Minute, "how often each --source tag is resolved again, a new digest pulled and served (0: pulled once); a failed pull is retried as often, or each minute with 0")
 }
@@ -187,7 +193,11 @@ func (f *sourceFlags) open() (*oci.Sources, error) {
 	if f.interval < 0 {
 		return nil, errors.New("--pull-interval must not be negative")
 	}
-	store, remote, err := f.registryFlags.open()
+	store, err := openStore(f.store)
+	if err != nil {
+		return nil, err
+	}
+	remote, err := f.remote()
 	if err != nil {
 		return nil, err
 	}
