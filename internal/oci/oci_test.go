@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -466,5 +467,42 @@ func TestReferrersBounded(t *testing.T) {
 	}
 	if _, _, err := Pull(ctx, dst, "v1", openStore(t)); err == nil || !strings.Contains(err.Error(), "signature artifacts") {
 		t.Errorf("%d signature artifacts: error %v; want the bound's", MaxReferrers+1, err)
+	}
+}
+
+// A source that an earlier run of the store materialized serves that at
+// once, before its first pull, which alone makes it pulled.
+func TestSourcesServeTheStoreAtStart(t *testing.T) {
+	store := openStore(t)
+	open := func(registry.Reference) (oras.ReadOnlyGraphTarget, error) {
+		return nil, errors.New("connection refused")
+	}
+	ref := "oci://r/tools/echo@sha256:" + strings.Repeat("ab", 32)
+	first, err := NewSources([]string{ref}, SourceOptions{Store: store, Open: open})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := store.Materialize(first.list[0].key, []File{{Name: "echo.wasm", Data: []byte("v1")}}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := NewSources([]string{ref}, SourceOptions{Store: store, Open: open})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := again.States()[0]; st.Dir == "" || st.Err != nil {
+		t.Errorf("state %+v; want the store's directory", st)
+	}
+	select {
+	case <-again.Pulled():
+		t.Error("pulled before any pull")
+	default:
+	}
+}
+
+// An error's text is cut short, still valid UTF-8.
+func TestBrief(t *testing.T) {
+	err := brief(errors.New(strings.Repeat("é", maxErrorText)))
+	if msg := err.Error(); len(msg) > maxErrorText+len("…") || !utf8.ValidString(msg) {
+		t.Errorf("%d bytes, valid UTF-8 %v", len(msg), utf8.ValidString(msg))
 	}
 }

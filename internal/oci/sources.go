@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -224,7 +225,7 @@ func (s *Sources) pull(ctx context.Context, src *source) error {
 // brief bounds an error's text, which may quote the registry.
 func brief(err error) error {
 	if msg := err.Error(); len(msg) > maxErrorText {
-		return errors.New(msg[:maxErrorText] + "…")
+		return errors.New(strings.ToValidUTF8(msg[:maxErrorText], "") + "…")
 	}
 	return err
 }
