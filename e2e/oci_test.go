@@ -152,16 +152,17 @@ func statusErrors(t *testing.T, s *server) map[string]string {
 	return out
 }
 
-// sourceDigest is the digest /status says the one source serves.
-func sourceDigest(t *testing.T, s *server) string {
+// source is what /status says of the one source: the digest it serves,
+// and the directory it serves it from.
+func source(t *testing.T, s *server) (digest, dir string) {
 	t.Helper()
 	var st struct {
-		Sources []struct{ Ref, Digest string }
+		Sources []struct{ Ref, Digest, Dir string }
 	}
 	if err := json.Unmarshal([]byte(get(t, s, "/status")), &st); err != nil || len(st.Sources) != 1 {
 		t.Fatalf("/status sources %+v, %v; want one", st.Sources, err)
 	}
-	return st.Sources[0].Digest
+	return st.Sources[0].Digest, st.Sources[0].Dir
 }
 
 // A tool pushed with its signature pulls back whole, through the
@@ -193,8 +194,13 @@ func TestOCIPushServeUpdate(t *testing.T) {
 		t.Fatalf("/readyz %d once the source is pulled", code)
 	}
 	s.waitLog(t, "pulled tool source", "source="+ref, "digest="+first)
-	if got := sourceDigest(t, s); got != first {
+	got, dir := source(t, s)
+	if got != first {
 		t.Errorf("/status: the source serves %s; want %s", got, first)
+	}
+	// The signature lies beside the module served, for a check to find.
+	if sig, err := os.ReadFile(filepath.Join(dir, "slugify.wasm.minisig")); err != nil || !strings.HasPrefix(string(sig), "untrusted comment:") {
+		t.Errorf("the served tool's signature: %q, %v", sig, err)
 	}
 	cs, changes := connectWatching(t, s, "2025-11-25")
 	if res := callTool(t, cs, "slugify", map[string]any{"text": "Hello, World!"}); res.IsError || !strings.Contains(text(res), "hello-world") {
@@ -204,7 +210,7 @@ func TestOCIPushServeUpdate(t *testing.T) {
 	// v2 is another tool under the same stem and tag.
 	second := reg.push(t, toolAs(t, "text_stats", "slugify"), "slugify", ref)
 	changes.wait(t, "pushing v2")
-	if got := sourceDigest(t, s); got != second {
+	if got, _ := source(t, s); got != second {
 		t.Errorf("/status: the source serves %s after v2; want %s", got, second)
 	}
 	if names := toolNames(t, cs); !slices.Contains(names, "text_stats") || slices.Contains(names, "slugify") {
