@@ -3,6 +3,8 @@ package oci
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -293,6 +295,49 @@ func TestMaterialize(t *testing.T) {
 	}
 	if trees, _ := os.ReadDir(filepath.Join(store.dir, "trees")); len(trees) != 1 {
 		t.Errorf("%d trees after pruning; want the one served", len(trees))
+	}
+}
+
+// Pruning keeps the blobs of what sources serve, and only those.
+func TestPruneBlobs(t *testing.T) {
+	ctx := context.Background()
+	src := memory.New()
+	store := openStore(t)
+	if _, err := Push(ctx, src, "v1", testTool("v1"), created); err != nil {
+		t.Fatal(err)
+	}
+	_, v1, err := Pull(ctx, src, "v1", store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Push(ctx, src, "v1", testTool("v2"), created); err != nil {
+		t.Fatal(err)
+	}
+	_, v2, err := Pull(ctx, src, "v1", store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := store.Materialize("src", v2); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Prune(); err != nil {
+		t.Fatal(err)
+	}
+	has := func(f File) bool {
+		sum := sha256.Sum256(f.Data)
+		_, err := os.Stat(filepath.Join(store.dir, "blobs", "sha256", hex.EncodeToString(sum[:])))
+		return err == nil
+	}
+	for i := range v2 {
+		if !has(v2[i]) {
+			t.Errorf("%s of the version served was pruned", v2[i].Name)
+		}
+		if has(v1[i]) {
+			t.Errorf("%s of the version left was kept", v1[i].Name)
+		}
+	}
+	if blobs, _ := os.ReadDir(filepath.Join(store.dir, "blobs", "sha256")); len(blobs) != len(v2) {
+		t.Errorf("%d blobs kept; want the %d files served", len(blobs), len(v2))
 	}
 }
 

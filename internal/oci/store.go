@@ -143,8 +143,11 @@ func (s *Store) Materialize(key string, files []File) (dir string, moved bool, e
 // SourceDir is the directory a source's files are served from.
 func (s *Store) SourceDir(key string) string { return filepath.Join(s.dir, "sources", key) }
 
-// Prune removes the trees no source points to. Call it once nothing reads
-// a tree a source has left (after the reload that follows Materialize).
+// Prune removes the trees no source points to, and the blobs that are no
+// file of a tree left: those of the versions sources moved on from, and
+// the OCI manifests, which are small and fetched again at the next pull.
+// Call it once nothing reads a tree a source has left (after the reload
+// that follows Materialize).
 func (s *Store) Prune() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -166,6 +169,33 @@ func (s *Store) Prune() error {
 	for _, t := range trees {
 		if !slices.Contains(live, t.Name()) && !strings.HasPrefix(t.Name(), ".new-") {
 			errs = append(errs, os.RemoveAll(filepath.Join(s.dir, "trees", t.Name())))
+		}
+	}
+	// A tree's files are its blobs' contents: their digests are the
+	// blobs kept.
+	kept := map[string]bool{}
+	for _, t := range live {
+		files, err := os.ReadDir(filepath.Join(s.dir, "trees", t))
+		if err != nil {
+			return errors.Join(append(errs, err)...)
+		}
+		for _, f := range files {
+			data, err := os.ReadFile(filepath.Join(s.dir, "trees", t, f.Name()))
+			if err != nil {
+				return errors.Join(append(errs, err)...)
+			}
+			sum := sha256.Sum256(data)
+			kept[hex.EncodeToString(sum[:])] = true
+		}
+	}
+	blobs := filepath.Join(s.dir, "blobs", "sha256")
+	entries, err := os.ReadDir(blobs)
+	if err != nil {
+		return errors.Join(append(errs, err)...)
+	}
+	for _, b := range entries {
+		if !kept[b.Name()] && !strings.HasPrefix(b.Name(), ".new-") {
+			errs = append(errs, os.Remove(filepath.Join(blobs, b.Name())))
 		}
 	}
 	return errors.Join(errs...)
