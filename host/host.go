@@ -84,6 +84,11 @@ type Config struct {
 	// Watch reloads when a file in Tools, or the Policy file, changes, and
 	// tells clients that the tools changed.
 	Watch bool
+	// Sources, when set, gives the directories that tool sources fill (an
+	// OCI reference's tool, pulled), read after Tools at each load. They
+	// are not watched: whoever fills them calls Reload, and clients are
+	// told when the tools change.
+	Sources func() []Source
 	// Logger receives the server's logs; nil discards them.
 	Logger *slog.Logger
 	// LogArguments adds each call's arguments to its log line. They may
@@ -308,6 +313,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.registry, err = registry.Open(registry.Options{
 		Dir:        cfg.Tools,
 		PolicyFile: cfg.Policy,
+		Sources:    cfg.registrySources(),
 		LoadOptions: registry.LoadOptions{
 			Engine:   engine,
 			Ceilings: sandbox.Limits(cfg.Limits),
@@ -324,7 +330,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		Observer: obs, LogArguments: cfg.LogArguments, Prewarm: cfg.Prewarm,
 	})
 	s.mcp = mcpserver.New(s.registry, s.calls, mcpserver.Options{
-		Version: cfg.Version, Logger: cfg.Logger, ListChanged: cfg.Watch, RequestBudget: cfg.RequestBudget,
+		Version: cfg.Version, Logger: cfg.Logger, ListChanged: cfg.Watch || cfg.Sources != nil, RequestBudget: cfg.RequestBudget,
 		PollInterval: cfg.HTTP.PollInterval, RequestStateKey: cfg.RequestStateKey, ReplicaID: cfg.HTTP.ReplicaID,
 		Tasks: mcpserver.TaskOptions(cfg.Tasks),
 	})
@@ -335,6 +341,33 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		}
 	}
 	return s, nil
+}
+
+// Source is a directory of modules that a tool source fills, and why the
+// source could not be brought up to date, if it could not.
+type Source struct {
+	// Name names the source in Status and errors: its reference.
+	Name string
+	// Dir is the directory, "" while the source has none.
+	Dir string
+	// Digest is what the source serves: the digest of its manifest.
+	Digest string
+	// Err, when not nil, is shown in Status under Name.
+	Err error
+}
+
+func (c Config) registrySources() func() []registry.Source {
+	if c.Sources == nil {
+		return nil
+	}
+	return func() []registry.Source {
+		in := c.Sources()
+		out := make([]registry.Source, len(in))
+		for i, s := range in {
+			out[i] = registry.Source{Name: s.Name, Dir: s.Dir, Err: s.Err}
+		}
+		return out
+	}
 }
 
 func (c Config) withDefaults() Config {
@@ -511,7 +544,19 @@ func (s *Server) Close(ctx context.Context) error {
 
 // Status describes what the server serves: every tool, every module, and
 // every file that did not load, and why.
-func (s *Server) Status() Status { return newStatus(s.registry.Current(), nil) }
+func (s *Server) Status() Status {
+	st := newStatus(s.registry.Current(), nil)
+	if s.cfg.Sources != nil {
+		for _, src := range s.cfg.Sources() {
+			ss := SourceStatus{Ref: src.Name, Digest: src.Digest, Dir: src.Dir}
+			if src.Err != nil {
+				ss.Error = src.Err.Error()
+			}
+			st.Sources = append(st.Sources, ss)
+		}
+	}
+	return st
+}
 
 // Examples returns the examples a tool's manifest declares, and whether
 // the tool is served.

@@ -16,6 +16,18 @@ type Status struct {
 	// compile), a tool whose name another module took, and a policy that
 	// did not load.
 	Errors []FileError `json:"errors"`
+	// Sources are the tool sources (OCI references) served besides the
+	// tool directory.
+	Sources []SourceStatus `json:"sources,omitempty"`
+}
+
+// SourceStatus is one tool source: the digest its reference resolved to
+// at its last pull, and why its last pull failed, if it did.
+type SourceStatus struct {
+	Ref    string `json:"ref"`
+	Digest string `json:"digest,omitempty"`
+	Dir    string `json:"dir,omitempty"`
+	Error  string `json:"error,omitempty"`
 }
 
 // ToolStatus is one served tool.

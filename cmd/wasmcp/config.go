@@ -88,6 +88,9 @@ func applyConfig(fs *flag.FlagSet, lookupEnv func(string) (string, bool)) error 
 		if f == nil {
 			return fmt.Errorf("%s: unknown key %q: not a flag of wasmcp %s%s", where, s.key, fs.Name(), suggest(fs, s.key))
 		}
+		if _, repeatable := f.Value.(*listFlag); s.list && !repeatable {
+			return fmt.Errorf("%s: key %s takes a single value, not a list", where, s.key)
+		}
 		if set[f.Name] {
 			continue
 		}
@@ -102,6 +105,7 @@ func applyConfig(fs *flag.FlagSet, lookupEnv func(string) (string, bool)) error 
 type setting struct {
 	key, value string
 	line       int
+	list       bool // written as a YAML list
 }
 
 // readConfig reads a config file: one YAML document, a mapping from flag
@@ -154,9 +158,22 @@ func readConfig(path string) ([]setting, error) {
 		if v.Kind == yaml.AliasNode {
 			v = v.Alias
 		}
+		if v.Kind == yaml.SequenceNode {
+			// A list, for a flag that may be given again: its items
+			// joined as an environment variable gives them.
+			var items []string
+			for _, item := range v.Content {
+				if item.Kind != yaml.ScalarNode || item.Tag == "!!null" {
+					return nil, fail(item.Line, "key %s: each item of the list must be a single value", k.Value)
+				}
+				items = append(items, item.Value)
+			}
+			out = append(out, setting{key: k.Value, value: strings.Join(items, ","), line: k.Line, list: true})
+			continue
+		}
 		switch {
 		case v.Kind != yaml.ScalarNode:
-			return nil, fail(v.Line, "key %s: the value must be a single value, not a list or mapping", k.Value)
+			return nil, fail(v.Line, "key %s: the value must be a single value (or, for a flag that may be repeated, a list), not a mapping", k.Value)
 		case v.Tag == "!!null":
 			return nil, fail(v.Line, `key %s: no value (write "" for an empty one)`, k.Value)
 		}

@@ -25,6 +25,7 @@ type testFlags struct {
 	concurrency int
 	format      string
 	watch       bool
+	sources     listFlag
 }
 
 func newTestFlags() *testFlags {
@@ -35,6 +36,7 @@ func newTestFlags() *testFlags {
 	f.fs.IntVar(&f.concurrency, "concurrency", 1, "")
 	f.fs.StringVar(&f.format, "log-format", "text", "")
 	f.fs.BoolVar(&f.watch, "watch", true, "")
+	f.fs.Var(&f.sources, "source", "")
 	addConfigFlag(f.fs)
 	return f
 }
@@ -229,6 +231,39 @@ compile: false
 	}
 }
 
+// TestRepeatableFlag sets a flag that may be given again from each place:
+// the command line repeats it, the environment separates values with
+// commas, and the config file gives a list or a scalar.
+func TestRepeatableFlag(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  env
+		file string
+		want string
+	}{
+		{"command line", []string{"--source", "oci://a/b:1", "--source", "oci://c/d:2"}, env{}, "", "oci://a/b:1,oci://c/d:2"},
+		{"environment", nil, env{"WASMCP_SOURCE": "oci://a/b:1, oci://c/d:2"}, "", "oci://a/b:1,oci://c/d:2"},
+		{"config list", nil, env{}, "source:\n  - oci://a/b:1\n  - oci://c/d:2\n", "oci://a/b:1,oci://c/d:2"},
+		{"config scalar", nil, env{}, "source: oci://a/b:1\n", "oci://a/b:1"},
+		{"command line over file", []string{"--source", "oci://x/y:1"}, env{}, "source:\n  - oci://a/b:1\n", "oci://x/y:1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newTestFlags()
+			args := tc.args
+			if tc.file != "" {
+				args = append(args, "--config", configFile(t, tc.file))
+			}
+			if err := f.apply(args, tc.env); err != nil {
+				t.Fatal(err)
+			}
+			if got := f.sources.String(); got != tc.want {
+				t.Errorf("sources %q; want %q", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestConfigErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, file string
@@ -241,8 +276,9 @@ func TestConfigErrors(t *testing.T) {
 		{"bad size", "\nmemory: 64MB\n", []string{"line 2", "key memory", `invalid value "64MB"`}},
 		{"bad int", "concurrency: many\n", []string{"key concurrency", `invalid value "many"`}},
 		{"bad bool", "watch: yes\n", []string{"key watch", `invalid value "yes"`}},
-		{"list value", "log-format:\n  - json\n", []string{"line 2", "key log-format", "not a list or mapping"}},
-		{"mapping value", "memory: {max: 1}\n", []string{"key memory", "not a list or mapping"}},
+		{"list value", "log-format:\n  - json\n", []string{"line 1", "key log-format takes a single value, not a list"}},
+		{"mapping value", "memory: {max: 1}\n", []string{"key memory", "not a mapping"}},
+		{"list of lists", "source:\n  - [a]\n", []string{"line 2", "key source", "each item of the list must be a single value"}},
 		{"no value", "log-format:\n", []string{"key log-format", `no value (write "" for an empty one)`}},
 		{"duplicate key", "concurrency: 1\nconcurrency: 2\n", []string{"line 2", `key "concurrency" is already set on line 1`}},
 		{"two documents", "concurrency: 1\n---\nconcurrency: 2\n", []string{"one YAML document"}},
@@ -406,7 +442,7 @@ func TestDeployManifestsServe(t *testing.T) {
 	file := configFile(t, config)
 	// An empty tool directory: the pod's tools are not here, and with
 	// none, no background compilation outlives the run to log into stderr.
-	local := append(args[1:], "--config", file, "--tools", t.TempDir(), "--cache-dir", "", "--http", "")
+	local := append(args[1:], "--config", file, "--tools", t.TempDir(), "--cache-dir", "", "--store", t.TempDir(), "--http", "")
 	r := wasmcp(t, "", append([]string{"serve"}, local...)...)
 	if r.code != exitOK {
 		t.Fatalf("wasmcp serve %q: %v", local, r)

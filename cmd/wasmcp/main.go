@@ -39,6 +39,8 @@ func init() {
 		{"list", "list the tools of a directory and the files that failed to load", runList},
 		{"call", "run one tool once with JSON arguments and print its result", runCall},
 		{"test", "run the examples tools' manifests declare, in the sandbox, and report each", runTest},
+		{"push", "push a tool (module, sidecar manifest, signatures) to an OCI registry", runPush},
+		{"pull", "pull a tool from an OCI registry into a directory", runPull},
 		{"inspect", "show a module's manifest, imports, exports and memory", runInspect},
 		{"pack", "embed a manifest into a module as a custom section", runPack},
 		{"new", "create a folder for a new tool, ready to build, in Go, C, Rust, AssemblyScript or Python", runNew},

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -35,6 +36,8 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs.DurationVar(&tasks.MaxTTL, "task-max-ttl", time.Hour, "how long a task is kept at most from its creation, whatever its client asks; one still running then is cancelled")
 	var web httpFlags
 	web.register(fs)
+	var sf sourceFlags
+	sf.register(fs)
 	if code, ok := parse(ctx, fs, args, stderr, "[flags]"); !ok {
 		return code
 	}
@@ -70,7 +73,15 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			return exitUsage
 		}
 	}
+	sources, err := sf.open()
+	if err != nil {
+		fmt.Fprintln(stderr, "wasmcp serve:", err)
+		return exitUsage
+	}
 	srv, log, err := hf.open(ctx, stderr, func(c *host.Config) {
+		if sources != nil {
+			c.Sources = hostSources(sources)
+		}
 		c.RequestStateKey = stateKey
 		c.HTTP = httpCfg
 		c.Tasks = tasks
@@ -93,11 +104,37 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	st := srv.Status()
 	log.Info("tools loaded", "dir", hf.tools, "tools", len(st.Tools), "modules", len(st.Modules), "skipped", len(st.Errors))
 	srv.Warm()
+	var ready atomic.Bool
+	ready.Store(sources == nil)
+	if sources != nil {
+		var pulling sync.WaitGroup
+		ctx, stop := context.WithCancel(ctx)
+		// Last in, first out: the sources stop, and are waited for,
+		// before the server closes.
+		defer pulling.Wait()
+		defer stop()
+		pulling.Go(func() {
+			sources.Run(ctx, log, func() {
+				if err := srv.Reload(); err != nil {
+					log.Error("reloading the tool directory", "error", err)
+					return
+				}
+				st := srv.Status()
+				log.Info("tools reloaded", "tools", len(st.Tools), "modules", len(st.Modules), "skipped", len(st.Errors))
+			})
+		})
+		pulling.Go(func() {
+			if waitSources(ctx, sources, srv) {
+				ready.Store(true)
+				log.Info("tool sources pulled and compiled: ready", "sources", len(sf.refs))
+			}
+		})
+	}
 
 	if *addr == "" {
 		err = srv.ServeStdio(ctx, stdin, stdout)
 	} else {
-		err = serveHTTP(ctx, *addr, srv, &web, httpCfg, log, *grace)
+		err = serveHTTP(ctx, *addr, srv, &web, httpCfg, log, *grace, &ready)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "wasmcp serve:", err)
@@ -171,7 +208,7 @@ func (f *httpFlags) handlerOptions() (host.HTTPConfig, error) {
 	return opts, nil
 }
 
-func serveHTTP(ctx context.Context, addr string, srv *host.Server, f *httpFlags, opts host.HTTPConfig, log *slog.Logger, grace time.Duration) error {
+func serveHTTP(ctx context.Context, addr string, srv *host.Server, f *httpFlags, opts host.HTTPConfig, log *slog.Logger, grace time.Duration, ready *atomic.Bool) error {
 	bind, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("--http %q: %w", addr, err)
@@ -192,7 +229,7 @@ func serveHTTP(ctx context.Context, addr string, srv *host.Server, f *httpFlags,
 	ln = limit
 	var draining atomic.Bool
 	hs := &http.Server{
-		Handler:           opsHandler(srv, opts.AuthToken, &draining, log),
+		Handler:           opsHandler(srv, opts.AuthToken, &draining, ready, log),
 		ReadHeaderTimeout: f.readTimeout,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,

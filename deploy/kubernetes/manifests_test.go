@@ -277,7 +277,7 @@ func TestManifests(t *testing.T) {
 		if args["auth-token-file"] == "" {
 			t.Error("no --auth-token-file: the server must not serve the cluster without a token")
 		}
-		for _, f := range []string{"config", "tools", "cache-dir"} {
+		for _, f := range []string{"config", "tools", "cache-dir", "store"} {
 			if args[f] == "" {
 				t.Errorf("no --%s", f)
 			}
@@ -337,6 +337,23 @@ func TestManifests(t *testing.T) {
 		vm, v = mountOf(args["cache-dir"])
 		if v.EmptyDir == nil || vm.ReadOnly {
 			t.Errorf("--cache-dir %s: want a writable emptyDir, got %+v %+v", args["cache-dir"], vm, v)
+		}
+
+		vm, v = mountOf(args["store"])
+		if v.EmptyDir == nil || vm.ReadOnly {
+			t.Errorf("--store %s: want a writable emptyDir, got %+v %+v", args["store"], vm, v)
+		}
+
+		// The registry's credentials, for registry-auth-file in the
+		// config, are optional: a public registry needs none.
+		reg, ok := vols["registry-auth"]
+		if !ok || reg.Secret == nil || reg.Secret.Optional == nil || !*reg.Secret.Optional {
+			t.Errorf("volume registry-auth: want an optional Secret, got %+v", reg)
+		} else if m := reg.Secret.DefaultMode; m == nil || *m&0o007 != 0 {
+			t.Errorf("the registry's Secret volume is readable by others (defaultMode %v)", m)
+		}
+		if vm, _ := mountOf("/var/run/secrets/registry/.dockerconfigjson"); vm.Name != "registry-auth" || !vm.ReadOnly {
+			t.Errorf("the registry's credentials: want a read-only mount of registry-auth, got %+v", vm)
 		}
 
 		vm, v = mountOf(args["auth-token-file"])

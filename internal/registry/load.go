@@ -99,7 +99,7 @@ func loadFile(path string, opts LoadOptions) (*Module, stamp, error) {
 	m := &Module{
 		log:          opts.Logger,
 		Path:         path,
-		Stem:         strings.TrimSuffix(filepath.Base(path), ".wasm"),
+		Stem:         stemOf(path),
 		SHA256:       hex.EncodeToString(sum[:]),
 		Size:         len(wasm),
 		ManifestFrom: from,
@@ -210,10 +210,7 @@ func sidecarOf(path string) string {
 
 // ReadModule reads a module file as Load does: a regular file of at most
 // MaxModuleSize bytes.
-func ReadModule(path string) ([]byte, error) {
-	data, _, err := readRegular(path, MaxModuleSize)
-	return data, err
-}
+func ReadModule(path string) ([]byte, error) { return ReadBounded(path, MaxModuleSize) }
 
 // readRegular reads a regular file of at most limit bytes, and says what
 // stat said of the file it opened before reading it. It refuses devices,
@@ -278,4 +275,11 @@ func Clamp(asked abi.Limits, ceil sandbox.Limits, log *slog.Logger, path string)
 		Memory:  pick("memory", int64(asked.Memory), ceil.Memory, size),
 		Output:  pick("output", int64(asked.Output), ceil.Output, size),
 	}
+}
+
+// ReadBounded reads a regular file of at most limit bytes, as Load reads
+// a module's files.
+func ReadBounded(path string, limit int64) ([]byte, error) {
+	data, _, err := readRegular(path, limit)
+	return data, err
 }

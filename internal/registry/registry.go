@@ -38,7 +38,23 @@ type Options struct {
 	// PolicyFile grants tools files, environment, network and secrets;
 	// "" grants nothing.
 	PolicyFile string
+	// Sources, when set, gives the directories that tool sources (OCI
+	// references) fill, read at each load after Dir. Their modules are
+	// served as Dir's are, granted by stem as Dir's are; a stem that Dir
+	// or an earlier source serves is refused.
+	Sources func() []Source
 	LoadOptions
+}
+
+// Source is a directory of modules that a tool source fills.
+type Source struct {
+	// Name names the source in errors: its reference.
+	Name string
+	// Dir is its directory, "" while it has none.
+	Dir string
+	// Err, when not nil, says why the source could not be brought up to
+	// date; it is recorded in the catalog's Errors under Name.
+	Err error
 }
 
 // LoadOptions configure how one module file loads.
@@ -94,7 +110,7 @@ func (c Change) PolicyChanged() bool { return c.Old.Policy != c.New.Policy }
 func Open(opts Options) (*Registry, error) {
 	opts.LoadOptions = opts.LoadOptions.withDefaults()
 	r := &Registry{opts: opts}
-	files, err := scan(opts.Dir, opts.LoadOptions, nil)
+	files, refused, err := r.scanAll(nil)
 	if err != nil {
 		return nil, err
 	}
@@ -103,6 +119,7 @@ func Open(opts Options) (*Registry, error) {
 		return nil, pol.err
 	}
 	cat, _ := plan(nil, files, pol, opts.Logger)
+	cat.Errors = append(cat.Errors, refused...)
 	r.current.Store(cat)
 	opts.Observer.Loaded(len(cat.Modules), len(cat.Errors))
 	return r, nil
@@ -151,12 +168,13 @@ func (r *Registry) Reload() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	old := r.current.Load()
-	files, err := scan(r.opts.Dir, r.opts.LoadOptions, old)
+	files, refused, err := r.scanAll(old)
 	r.opts.Observer.Reloaded(err)
 	if err != nil {
 		return err
 	}
 	cat, unused := plan(old, files, readPolicy(r.opts.PolicyFile), r.opts.Logger)
+	cat.Errors = append(cat.Errors, refused...)
 	r.current.Store(cat)
 	r.opts.Observer.Loaded(len(cat.Modules), len(cat.Errors))
 	change := Change{Old: old, New: cat, Unused: unused}
@@ -177,6 +195,50 @@ func (r *Registry) Reload() error {
 	}
 	return nil
 }
+
+// scanAll scans the tool directory, then each source's. A source's module
+// whose stem is served already is left out, and recorded as refused: a
+// stem names one module, the one the policy grants by that name. So is a
+// source that failed, or whose directory cannot be read; only the tool
+// directory's failing to be read fails the scan.
+func (r *Registry) scanAll(prev *Catalog) (files []loaded, refused []LoadError, err error) {
+	files, err = scan(r.opts.Dir, r.opts.LoadOptions, prev)
+	if err != nil || r.opts.Sources == nil {
+		return files, nil, err
+	}
+	servedBy := map[string]string{}
+	for _, f := range files {
+		servedBy[stemOf(f.path)] = f.path
+	}
+	for _, src := range r.opts.Sources() {
+		if src.Err != nil {
+			refused = append(refused, LoadError{Path: src.Name, Err: src.Err})
+		}
+		if src.Dir == "" {
+			continue
+		}
+		more, err := scan(src.Dir, r.opts.LoadOptions, prev)
+		if err != nil {
+			refused = append(refused, LoadError{Path: src.Name, Err: err})
+			continue
+		}
+		for _, f := range more {
+			stem := stemOf(f.path)
+			if other, dup := servedBy[stem]; dup {
+				err := fmt.Errorf("module %q of %s is not served: %s is served under that name already; rename one of them", stem, src.Name, other)
+				r.opts.Logger.Warn("duplicate module", "file", f.path, "source", src.Name, "kept", other)
+				refused = append(refused, LoadError{Path: f.path, Err: err})
+				continue
+			}
+			servedBy[stem] = f.path
+			files = append(files, f)
+		}
+	}
+	return files, refused, nil
+}
+
+// stemOf is the stem of a module's path.
+func stemOf(path string) string { return strings.TrimSuffix(filepath.Base(path), ".wasm") }
 
 // scan loads every *.wasm file directly in dir, in parallel: reading and
 // walking modules is most of the time a load takes, and files are

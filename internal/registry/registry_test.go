@@ -295,3 +295,57 @@ func TestRetiringAModuleStopsItsCompilation(t *testing.T) {
 		t.Fatalf("the warm-up took the stopped compilation for a failed one:\n%s", out)
 	}
 }
+
+// Sources' directories are served with the tool directory's; a stem
+// served already is refused naming both, a source's error is recorded
+// under its name, and neither keeps the rest from serving.
+func TestSources(t *testing.T) {
+	dir, first, second := t.TempDir(), t.TempDir(), t.TempDir()
+	wattest.Write(t, dir, "echo", "local")
+	writeSidecar(t, dir, "local", manifestFor("local"))
+	wattest.Write(t, first, "echo", "pulled")
+	writeSidecar(t, first, "pulled", manifestFor("pulled"))
+	wattest.Write(t, second, "echo", "local")
+	writeSidecar(t, second, "local", manifestFor("other"))
+	failed := errors.New("the registry is down")
+	sources := []Source{
+		{Name: "oci://r/first:v1", Dir: first},
+		{Name: "oci://r/second:v1", Dir: second},
+		{Name: "oci://r/down:v1", Err: failed},
+	}
+	r, err := Open(Options{Dir: dir, Sources: func() []Source { return sources }, LoadOptions: LoadOptions{Engine: newEngine(t), Ceilings: ceilings}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := r.Current()
+	for _, name := range []string{"local", "pulled"} {
+		if _, ok := cat.Lookup(name); !ok {
+			t.Errorf("tool %q is not served", name)
+		}
+	}
+	if _, ok := cat.Lookup("other"); ok {
+		t.Error("a source's module whose stem the tool directory serves is served")
+	}
+	if len(cat.Errors) != 2 {
+		t.Fatalf("errors %v; want the duplicate's and the failed source's", cat.Errors)
+	}
+	dup, down := cat.Errors[0], cat.Errors[1]
+	if dup.Path != filepath.Join(second, "local.wasm") || !strings.Contains(dup.Error(), "oci://r/second:v1") || !strings.Contains(dup.Error(), filepath.Join(dir, "local.wasm")) {
+		t.Errorf("duplicate's error %q; want one naming both", dup)
+	}
+	if down.Path != "oci://r/down:v1" || !errors.Is(down.Err, failed) {
+		t.Errorf("failed source's error %v", down)
+	}
+
+	// A source whose directory cannot be read is an error of its own.
+	sources[0].Dir = filepath.Join(first, "absent")
+	if err := r.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.Current().Lookup("local"); !ok {
+		t.Error("a source that cannot be read took the tool directory's tool")
+	}
+	if errs := r.Current().Errors; len(errs) != 3 || errs[0].Path != "oci://r/first:v1" {
+		t.Errorf("errors %v; want the unreadable source's first", errs)
+	}
+}
