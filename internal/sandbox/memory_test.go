@@ -18,34 +18,56 @@ import (
 // a module write them.
 func memcheckModule(t testing.TB, pages uint64, start, end uint32) []byte {
 	t.Helper()
-	wasm := wattest.Build(t, "memcheck")
+	if end <= start {
+		return withData(t, wattest.Build(t, "memcheck"), pages)
+	}
+	third := (end - start) / 3
+	return withData(t, wattest.Build(t, "memcheck"), pages,
+		patterned(start+2*third, end), patterned(start, start+third+10), patterned(start+third, start+2*third+10))
+}
+
+// patterned is an active data segment over [from, to) that holds at each
+// address a the byte memcheck expects there: a % 251 + 1.
+func patterned(from, to uint32) []byte {
+	b := make([]byte, to-from)
+	for i := range b {
+		b[i] = byte((from+uint32(i))%251 + 1)
+	}
+	return wasmgen.Cat([]byte{0, 0x41}, wasmgen.SLEB(int64(from)), []byte{0x0b}, wasmgen.ULEB(uint64(len(b))), b)
+}
+
+// withData rewrites a module assembled from text: its one memory starts at
+// pages pages, and segs (encoded data segments) follow its own, whose
+// count and data count section say so.
+func withData(t testing.TB, wasm []byte, pages uint64, segs ...[]byte) []byte {
+	t.Helper()
 	out := wasmgen.Header()
+	added := false
+	add := func(body []byte) []byte {
+		n, k := binary.Uvarint(body)
+		added = true
+		return wasmgen.Cat(wasmgen.ULEB(n+uint64(len(segs))), body[k:], wasmgen.Cat(segs...))
+	}
 	for off := 8; off < len(wasm); {
 		id := wasm[off]
 		size, n := binary.Uvarint(wasm[off+1:])
 		body := wasm[off+1+n : off+1+n+int(size)]
 		off += 1 + n + int(size)
-		if id == 5 {
+		switch id {
+		case 5: // memory
 			body = wasmgen.Vec(wasmgen.Limits(0, pages))
+		case 11: // data
+			body = add(body)
+		case 12: // data count
+			c, _ := binary.Uvarint(body)
+			body = wasmgen.ULEB(c + uint64(len(segs)))
 		}
 		out = wasmgen.Cat(out, wasmgen.Section(id, body))
 	}
-	if end <= start {
-		return out
+	if !added && len(segs) > 0 {
+		out = wasmgen.Cat(out, wasmgen.Section(11, wasmgen.Vec(segs...)))
 	}
-	segment := func(from, to uint32) []byte {
-		b := make([]byte, to-from)
-		for i := range b {
-			b[i] = byte((from+uint32(i))%251 + 1)
-		}
-		return wasmgen.Cat([]byte{0}, []byte{0x41}, wasmgen.SLEB(int64(from)), []byte{0x0b}, wasmgen.ULEB(uint64(len(b))), b)
-	}
-	third := (end - start) / 3
-	return wasmgen.Cat(out, wasmgen.Section(11, wasmgen.Vec(
-		segment(start+2*third, end),
-		segment(start, start+third+10),
-		segment(start+third, start+2*third+10),
-	)))
+	return out
 }
 
 // memcheckStdin asks memcheck to check its memory, whose data segments
@@ -178,5 +200,39 @@ func TestAGrownMemoryLeavesNothingForTheNextCall(t *testing.T) {
 			})
 		}
 		wg.Wait()
+	}
+}
+
+// A module with much data keeps its passive segments, which its code
+// copies in and drops, when its active ones are laid out ahead; one whose
+// active data does not fit its memory gets no image, and fails to start
+// as it did.
+func TestALargeModuleKeepsItsPassiveSegments(t *testing.T) {
+	e := newEngine(t)
+	const big = 2 << 20
+	c, err := e.Compile(context.Background(), withData(t, wattest.Build(t, "passivedata"), 40, patterned(pageSize, pageSize+big)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	if imaged := c.data != nil; imaged != (e.Name() == "wazero") {
+		t.Errorf("the module has a data image: %v", imaged)
+	}
+	for range 3 {
+		if out := c.Run(context.Background(), Run{Limits: small}); out.Failure != nil || string(out.Stdout) != "active|passive" {
+			t.Errorf("run: %+v %q, want %q", out.Failure, out.Stdout, "active|passive")
+		}
+	}
+
+	c, err = e.Compile(context.Background(), withData(t, wattest.Build(t, "passivedata"), 1, patterned(pageSize, pageSize+big)))
+	if err != nil {
+		t.Fatal(err) // both engines refuse it only at instantiation
+	}
+	defer c.Close(context.Background())
+	if c.data != nil {
+		t.Error("a module whose data does not fit its memory has a data image")
+	}
+	if out := c.Run(context.Background(), Run{Limits: small}); out.Failure == nil {
+		t.Errorf("a module whose data does not fit its memory ran: %q", out.Stdout)
 	}
 }
