@@ -438,9 +438,9 @@ func (e *Engine) CompileWith(ctx context.Context, wasm []byte, opts CompileOptio
 			return nil, err
 		}
 	case !e.b.mapsData():
-		var err error
-		if wasm, data, err = dataImage(wasm, parsed); err != nil {
-			e.log.Warn("the module's data segments are written into each instance: their image could not be made", "file", opts.Name, "err", err)
+		var imageErr error
+		if wasm, data, imageErr = dataImage(wasm, parsed); imageErr != nil {
+			e.log.Warn("the module's data segments are written into each instance: their image could not be made", "file", opts.Name, "err", imageErr)
 		}
 	}
 	// Until c owns it, the image is closed with any failure below.
