@@ -9,7 +9,7 @@ import (
 // BenchmarkRunEcho measures one run of a minimal guest (WAT echo): the
 // sandbox's own cost per call, a fresh instance each time.
 //
-//	go test -run '^$' -bench RunEcho ./host/sandbox/
+//	go test -run '^$' -bench RunEcho -benchmem ./internal/sandbox/
 func BenchmarkRunEcho(b *testing.B) {
 	e := newEngine(b)
 	c := compile(b, e, "echo")
@@ -37,5 +37,32 @@ func BenchmarkOutputWithMount(b *testing.B) {
 		if out := c.Run(context.Background(), r); out.Failure == nil || out.Failure.Kind != OutputLimit {
 			b.Fatalf("run: %+v", out.Failure)
 		}
+	}
+}
+
+// BenchmarkDataGuest measures one run of a guest with 8 or 32 MiB of data
+// segments, as a C program with large tables has, which reads its stdin
+// and touches little else (WAT memcheck with no stdin): the cost of
+// starting an instance whose memory holds the module's data, a fresh
+// instance each time.
+//
+//	go test -run '^$' -bench DataGuest -benchmem ./internal/sandbox/
+func BenchmarkDataGuest(b *testing.B) {
+	e := newEngine(b)
+	for _, size := range []uint32{8 << 20, 32 << 20} {
+		c, err := e.Compile(context.Background(), memcheckModule(b, uint64(size/pageSize+2), pageSize, pageSize+size))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(bytesText(uint64(size)), func(b *testing.B) {
+			r := Run{Args: []string{"memcheck"}, Limits: Limits{Timeout: 10 * time.Second, Memory: 64 << 20, Output: 1 << 20}}
+			b.ReportAllocs()
+			for b.Loop() {
+				if out := c.Run(context.Background(), r); out.Failure != nil {
+					b.Fatalf("run: %+v", out.Failure)
+				}
+			}
+		})
+		c.Close(context.Background())
 	}
 }

@@ -12,11 +12,12 @@ import (
 	"github.com/wasmcp/wasmcp/internal/wasmbin"
 )
 
-// memImage is a snapshot's linear memory, kept in a sealed memfd that
-// each instance maps privately: the kernel shares its pages between
-// instances and copies one only when an instance writes to it, so an
-// instance costs what it dirties rather than a copy of the whole image,
-// and no instance can change the image another starts from.
+// memImage is the memory an instance starts with (a snapshot's, or a
+// module's initial memory with its data segments written), kept in a
+// sealed memfd that each instance maps privately: the kernel shares its
+// pages between instances and copies one only when an instance writes to
+// it, so an instance costs what it dirties rather than a copy of the
+// whole image, and no instance can change the image another starts from.
 //
 // Each page an instance writes costs a fault, a microsecond or more; an
 // interpreter, which writes reference counts and caches all over its heap,
@@ -49,21 +50,42 @@ const learnFrom = 4
 const maxHotBytes = 2 << 20
 
 func newMemImage(data []byte) (*memImage, error) {
-	fd, err := unix.MemfdCreate("wasmcp-snapshot", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	return newImage("wasmcp-snapshot", len(data), func(f *os.File) error { return writeSparse(f, data) })
+}
+
+// newDataImage is the initial memory of a module whose memory starts at
+// size bytes and whose active data segments are segs, written in order.
+func newDataImage(size int, segs []wasmbin.Segment) (*memImage, error) {
+	return newImage("wasmcp-data", size, func(f *os.File) error {
+		if err := f.Truncate(int64(size)); err != nil {
+			return err
+		}
+		for _, seg := range segs {
+			if _, err := f.WriteAt(seg.Bytes, int64(seg.Offset)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// newImage is a sealed memfd of size bytes that write fills.
+func newImage(name string, size int, write func(*os.File) error) (*memImage, error) {
+	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
 	if err != nil {
 		return nil, fmt.Errorf("memfd_create: %w", err)
 	}
-	f := os.NewFile(uintptr(fd), "wasmcp-snapshot")
-	if err := writeSparse(f, data); err != nil {
+	f := os.NewFile(uintptr(fd), name)
+	if err := write(f); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("writing the snapshot's memory: %w", err)
+		return nil, fmt.Errorf("writing the memory image: %w", err)
 	}
 	if _, err := unix.FcntlInt(f.Fd(), unix.F_ADD_SEALS, unix.F_SEAL_WRITE|unix.F_SEAL_GROW|unix.F_SEAL_SHRINK|unix.F_SEAL_SEAL); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("sealing the snapshot's memory: %w", err)
+		return nil, fmt.Errorf("sealing the memory image: %w", err)
 	}
-	pages := (len(data) + osPage - 1) / osPage
-	return &memImage{f: f, size: len(data), written: make([]uint64, (pages+63)/64)}, nil
+	pages := (size + osPage - 1) / osPage
+	return &memImage{f: f, size: size, written: make([]uint64, (pages+63)/64)}, nil
 }
 
 // writeSparse gives f data's size and writes only its pages that are not

@@ -112,6 +112,9 @@ type plan struct {
 	// memory and globals replace the module's before anything runs (on
 	// wasmtime, the instance is one of its image instead).
 	from *snapshot
+	// memory, when set, is a command's initial memory, which the
+	// instance maps (Compiled.data).
+	memory *memImage
 	// globals are the reactor's mutable globals, for from and capture.
 	globals []wasmbin.Global
 	// data, without from, is written into memory before init runs.

@@ -92,6 +92,10 @@ type backend interface {
 	// provides is what modules may import: every function of WASI and of
 	// the wasmcp host module, with the type the engine defined it with.
 	provides() provided
+	// mapsData says whether the engine maps a module's data segments into
+	// each instance copy-on-write itself (wasmtime's memory_init_cow);
+	// if not, the sandbox does, for modules with many (dataImage).
+	mapsData() bool
 	close(ctx context.Context) error
 }
 
@@ -349,8 +353,11 @@ type Compiled struct {
 	reserve uint64
 	// reactor is set for a reactor module.
 	reactor *reactor
-	engine  *Engine // whose compile slots a snapshot takes
-	log     *slog.Logger
+	// data, when set, is a command's initial memory, which each instance
+	// maps: its data segments were emptied (dataImage).
+	data   *memImage
+	engine *Engine // whose compile slots a snapshot takes
+	log    *slog.Logger
 
 	// snap is the reactor's snapshot, if it has one; snapFailure how its
 	// start-up failed, if it did.
@@ -424,11 +431,25 @@ func (e *Engine) CompileWith(ctx context.Context, wasm []byte, opts CompileOptio
 		return nil, err
 	}
 	var x *reactor
-	if opts.Start == abi.StartReactor {
+	var data *memImage
+	switch {
+	case opts.Start == abi.StartReactor:
 		if wasm, x, err = newReactor(wasm, parsed); err != nil {
 			return nil, err
 		}
+	case !e.b.mapsData():
+		var imageErr error
+		if wasm, data, imageErr = dataImage(wasm, parsed); imageErr != nil {
+			e.log.Warn("the module's data segments are written into each instance: their image could not be made", "file", opts.Name, "err", imageErr)
+		}
 	}
+	// Until c owns it, the image is closed with any failure below.
+	ok := false
+	defer func() {
+		if data != nil && !ok {
+			data.close()
+		}
+	}()
 	if refused, record := e.recall(wasm); refused != nil {
 		e.log.Info("module refused without compiling: it passed the same compile limit before (a new limit, or removing the record, tries again)", "file", opts.Name, "reason", refused, "record", record)
 		return nil, refused
@@ -452,17 +473,23 @@ func (e *Engine) CompileWith(ctx context.Context, wasm []byte, opts CompileOptio
 	if x != nil && p.images() {
 		x.wasm = wasm
 	}
-	c := &Compiled{p: p, reserve: reserve(parsed.Shape, tableMax), reactor: x, engine: e, log: e.log}
+	c := &Compiled{p: p, reserve: reserve(parsed.Shape, tableMax), reactor: x, data: data, engine: e, log: e.log}
 	if len(parsed.Memories) == 1 {
 		c.minPages = parsed.Memories[0].MinPages
 	}
+	ok = true
 	return c, nil
 }
 
-// Close frees the compiled code and the snapshot.
+// Close frees the compiled code, the snapshot and the data image.
+// Instances already made keep their own mappings of an image.
 func (c *Compiled) Close(ctx context.Context) error {
 	c.setSnapshot(nil, nil)
-	return c.p.close(ctx)
+	err := c.p.close(ctx)
+	if c.data != nil {
+		err = errors.Join(err, c.data.close())
+	}
+	return err
 }
 
 // Run is one invocation of a compiled module.

@@ -246,7 +246,7 @@ func (c *Compiled) Snapshotted() bool {
 // from a snapshot holds it (inUse) until launch lets go.
 func (c *Compiled) planFor(r Run) (plan, *Failure) {
 	if c.reactor == nil {
-		return plan{run: "_start"}, nil
+		return plan{run: "_start", memory: c.data}, nil
 	}
 	whole := plan{data: c.reactor.data, init: c.reactor.steps, run: abi.ExportRun}
 	if len(r.Mounts) > 0 {

@@ -313,6 +313,10 @@ func linked(engine *wt.Engine, l *wt.Linker) (provided, error) {
 
 func (b *wasmtimeBackend) provides() provided { return b.defined }
 
+// mapsData is true: memory_init_cow, on by default, maps a module's data
+// segments into each instance copy-on-write.
+func (b *wasmtimeBackend) mapsData() bool { return true }
+
 func (b *wasmtimeBackend) close(context.Context) error {
 	// The ticker must be done with the engine before it is closed.
 	close(b.stop)

@@ -26,6 +26,7 @@ type wazeroBackend struct {
 	rt      wazero.Runtime
 	cache   wazero.CompilationCache
 	defined provided
+	pool    *memPool
 }
 
 func newWazero(ctx context.Context, cfg Config) (*wazeroBackend, error) {
@@ -56,7 +57,7 @@ func newWazero(ctx context.Context, cfg Config) (*wazeroBackend, error) {
 		rt.Close(ctx)
 		return nil, err
 	}
-	return &wazeroBackend{rt: rt, cache: cache, defined: defined}, nil
+	return &wazeroBackend{rt: rt, cache: cache, defined: defined, pool: newMemPool(pooledBuffers())}, nil
 }
 
 func (w *wazeroBackend) close(ctx context.Context) error {
@@ -75,12 +76,16 @@ func (w *wazeroBackend) compile(ctx context.Context, wasm []byte) (program, erro
 	if err != nil {
 		return nil, err
 	}
-	return &wazeroProgram{rt: w.rt, cm: cm}, nil
+	return &wazeroProgram{rt: w.rt, cm: cm, pool: w.pool}, nil
 }
 
+// mapsData is false: wazero copies data segments into every instance.
+func (w *wazeroBackend) mapsData() bool { return false }
+
 type wazeroProgram struct {
-	rt wazero.Runtime
-	cm wazero.CompiledModule
+	rt   wazero.Runtime
+	cm   wazero.CompiledModule
+	pool *memPool
 }
 
 func (p *wazeroProgram) close(ctx context.Context) error { return p.cm.Close(ctx) }
@@ -92,13 +97,17 @@ func (p *wazeroProgram) snapshots() bool { return true }
 func (p *wazeroProgram) images() bool { return false }
 
 func (p *wazeroProgram) start(in *instance, r Run, stdin io.Reader) *Failure {
-	mem := &meter{limit: uint64(r.Limits.Memory)}
+	mem := &meter{limit: uint64(r.Limits.Memory), pool: p.pool}
+	image := in.plan.memory
 	if s := in.plan.from; s != nil {
-		buf, err := s.memory.mapping(mem.limit)
+		image = s.memory
+	}
+	if image != nil {
+		buf, err := image.mapping(mem.limit)
 		if err != nil {
-			return &Failure{Kind: Internal, Detail: "the module could not be run: its snapshot could not be mapped", Cause: err}
+			return &Failure{Kind: Internal, Detail: "the module could not be run: its initial memory could not be mapped", Cause: err}
 		}
-		mem.buf, mem.image = buf[:0], s.memory
+		mem.buf, mem.image = buf[:0], image
 	}
 	in.mem = mem
 	runCtx := experimental.WithMemoryAllocator(in.ctx, mem)
@@ -246,23 +255,34 @@ type meter struct {
 	max    uint64
 	denied uint64 // the largest size refused, 0 if none
 	buf    []byte
-	// image, when set, is the snapshot's memory that buf maps, whose
-	// capacity is the limit: it never moves.
+	// image, when set, is the memory image that buf maps, whose capacity
+	// is the limit: it never moves.
 	image *memImage
+	// pool gives a memory that starts within pooledMemory its buffer;
+	// pooled is that buffer, given back cleared when the instance is
+	// freed. While buf is in it, onPool is set; once the memory outgrows
+	// it, pooled's length is what the guest could have written of it.
+	pool   *memPool
+	pooled []byte
+	onPool bool
 }
 
 func (m *meter) peak() uint64 { return m.max }
 
-// held is the buffer's capacity: it grows ahead of the guest, up to the
-// limit, so that growing a page at a time does not copy every time. A
-// snapshot's mapping has the whole limit as its capacity, but only
-// address space: what it holds is its pages up to the memory's size
-// (copied as they are written, or shared with the snapshot).
+// held is what the memory holds: its buffer's capacity, which grows ahead
+// of the guest, up to the limit, so that growing a page at a time does
+// not copy every time. A mapped image has the whole limit as its
+// capacity, but only address space: what it holds is its pages up to the
+// memory's size (copied as they are written, or shared with the image).
+// A pooled buffer is the pool's whether or not it is in use: an instance
+// holds what it may have written of it.
 func (m *meter) held() uint64 {
-	if m.image != nil {
+	switch {
+	case m.image != nil || m.onPool:
 		return uint64(len(m.buf))
+	default:
+		return uint64(cap(m.buf)) + uint64(len(m.pooled))
 	}
-	return uint64(cap(m.buf))
 }
 
 func (m *meter) refused() (uint64, bool) { return m.denied, true }
@@ -277,10 +297,18 @@ func (m *meter) Reallocate(size uint64) []byte {
 		m.denied = max(m.denied, size)
 		return nil
 	}
+	if m.buf == nil && m.pool != nil && size <= pooledMemory {
+		m.pooled = m.pool.get()
+		m.buf, m.onPool = m.pooled, true
+	}
 	if size <= uint64(cap(m.buf)) {
-		// Bytes between len and cap were zeroed by make and never exposed.
+		// Bytes between len and cap were zeroed, by make or by the pool,
+		// and never exposed.
 		m.buf = m.buf[:size]
 	} else {
+		if m.onPool {
+			m.pooled, m.onPool = m.buf, false
+		}
 		grown := make([]byte, size, min(max(size, 2*uint64(cap(m.buf))), m.limit))
 		copy(grown, m.buf)
 		m.buf = grown
@@ -295,6 +323,13 @@ func (m *meter) Free() {
 	if m.image != nil {
 		m.image.release(m.buf)
 		m.image = nil
+	}
+	if m.pooled != nil {
+		if m.onPool {
+			m.pooled = m.buf
+		}
+		m.pool.put(m.pooled)
+		m.pooled, m.onPool = nil, false
 	}
 	m.buf = nil
 }

@@ -102,14 +102,7 @@ func ExportState(b []byte) (*Reactor, error) {
 		out.Unsafe = "its code changes tables or drops segments (table.set, table.grow, table.fill, table.copy, table.init, elem.drop or data.drop), which a snapshot of memory and globals does not keep"
 	}
 	var start []byte // the start function's index, if any
-	// Without a data count section no code can name a segment
-	// (memory.init and data.drop need one), so emptied segments need not
-	// keep their places: an engine would still make each in every
-	// instance.
-	dataCount := false
-	for _, sec := range sections {
-		dataCount = dataCount || sec.id == sectionDataCount
-	}
+	dataCount := hasDataCount(sections)
 	var kept []rawSection
 	for _, sec := range sections {
 		switch sec.id {
@@ -132,12 +125,11 @@ func ExportState(b []byte) (*Reactor, error) {
 			start = sec.body
 			continue
 		case sectionData:
-			body, data, err := emptyData(sec.body)
-			if err != nil {
-				return nil, fmt.Errorf("data section: %w", err)
+			var keep bool
+			if sec.body, out.Data, keep, err = emptyDataSection(sec.body, dataCount); err != nil {
+				return nil, err
 			}
-			sec.body, out.Data = body, data
-			if !dataCount {
+			if !keep {
 				continue
 			}
 		}
@@ -160,6 +152,67 @@ func ExportState(b []byte) (*Reactor, error) {
 	}
 	out.Wasm = wasm
 	return out, nil
+}
+
+// EmptyData rewrites a module's active data segments as ExportState
+// does, and returns what they held, for a host that gives each instance a
+// memory that holds it already: instantiation then writes nothing. Passive
+// segments are kept as they are. A module whose memory is imported, or
+// whose active segments are not all at constant offsets in memory 0, gets
+// an error and is best run as it is.
+func EmptyData(b []byte) ([]byte, []Segment, error) {
+	parsed, err := Parse(b)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, imp := range parsed.Imports {
+		if imp.Kind == KindMemory {
+			return nil, nil, errors.New("it imports its memory")
+		}
+	}
+	sections, err := splitSections(b)
+	if err != nil {
+		return nil, nil, err
+	}
+	dataCount := hasDataCount(sections)
+	wasm := append(make([]byte, 0, len(b)), b[:8]...)
+	var data []Segment
+	for _, sec := range sections {
+		if sec.id == sectionData {
+			var keep bool
+			if sec.body, data, keep, err = emptyDataSection(sec.body, dataCount); err != nil {
+				return nil, nil, err
+			}
+			if !keep {
+				continue
+			}
+		}
+		wasm = appendSection(wasm, sec)
+	}
+	return wasm, data, nil
+}
+
+// hasDataCount reports whether a module has a data count section. Without
+// one no code can name a segment (memory.init and data.drop need one), so
+// emptied segments need not keep their places: an engine would still make
+// each in every instance.
+func hasDataCount(sections []rawSection) bool {
+	for _, sec := range sections {
+		if sec.id == sectionDataCount {
+			return true
+		}
+	}
+	return false
+}
+
+// emptyDataSection is emptyData of a data section's body, and whether the
+// section is still needed: only if code can name its segments.
+func emptyDataSection(body []byte, dataCount bool) ([]byte, []Segment, bool, error) {
+	body, data, err := emptyData(body)
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("data section: %w", err)
+	}
+	return body, data, dataCount, nil
 }
 
 // mutableGlobals lists a global section's mutable globals, whose indices

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wasmcp/wasmcp/internal/wasmgen"
 	"github.com/wasmcp/wasmcp/internal/wattest"
 )
 
@@ -134,6 +135,41 @@ func TestExportStateKeepsTheOrderOfDataSegments(t *testing.T) {
 	for at, want := range map[int]string{0: "BBBB", 30: "AAAA", 60: "CCCC"} {
 		if got := string(memory[at : at+4]); got != want {
 			t.Errorf("memory at %d = %q; want %q (segments %+v)", at, got, want, r.Data)
+		}
+	}
+}
+
+func TestEmptyDataKeepsPassiveSegmentsAndRefusesWhatItCannotLayOut(t *testing.T) {
+	wasm, data, err := EmptyData(wattest.Build(t, "passivedata"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) != 1 || data[0].Offset != 100 || string(data[0].Bytes) != "active|" {
+		t.Errorf("data = %+v; want the active segment", data)
+	}
+	m, err := Parse(wasm)
+	if err != nil {
+		t.Fatalf("the rewritten module does not parse: %v", err)
+	}
+	// The active segment is an empty passive one, keeping its index; the
+	// passive one is as it was.
+	if m.Shape.DataSegments != 2 || m.Shape.DataBytes != len("passive") {
+		t.Errorf("the rewritten module has %d data segments of %d bytes; want 2 of %d", m.Shape.DataSegments, m.Shape.DataBytes, len("passive"))
+	}
+
+	memory := wasmgen.Cat(wasmgen.Name("env"), wasmgen.Name("memory"), []byte{KindMemory}, wasmgen.Limits(0, 1))
+	global := wasmgen.Cat(wasmgen.Name("env"), wasmgen.Name("base"), []byte{KindGlobal, 0x7f, 0x00})
+	for want, wasm := range map[string][]byte{
+		"imports its memory": wasmgen.Module(
+			wasmgen.Section(2, wasmgen.Vec(memory)),
+			wasmgen.Section(11, wasmgen.Vec(wasmgen.Cat([]byte{0, 0x41, 0, 0x0b}, wasmgen.Name("x"))))),
+		"offset is not a constant": wasmgen.Module(
+			wasmgen.Section(2, wasmgen.Vec(global)),
+			wasmgen.Section(5, wasmgen.Vec(wasmgen.Limits(0, 1))),
+			wasmgen.Section(11, wasmgen.Vec(wasmgen.Cat([]byte{0, 0x23, 0, 0x0b}, wasmgen.Name("x"))))),
+	} {
+		if _, _, err := EmptyData(wasm); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("EmptyData = %v; want an error saying %q", err, want)
 		}
 	}
 }
