@@ -56,7 +56,7 @@ lint:
 	$(GO) vet -tags wasmtime ./...
 
 test: setup lint
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
 	$(MAKE) test-wasmtime
 	$(MAKE) fuzz
 	conformance/run
@@ -64,7 +64,7 @@ test: setup lint
 # The packages that run guests, again on the optional wasmtime engine (cgo):
 # the same tests, with WASMCP_ENGINE choosing the engine for each of them.
 test-wasmtime:
-	WASMCP_ENGINE=wasmtime $(GO) test -tags wasmtime -race -count=1 ./host/... ./internal/... ./e2e/
+	WASMCP_ENGINE=wasmtime $(GO) test -tags wasmtime -race -count=1 -timeout 40m ./host/... ./internal/... ./e2e/
 
 fuzz:
 	@for t in $(FUZZ); do \
