@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -25,18 +24,6 @@ import (
 )
 
 var soak = flag.Duration("replica-soak", 0, "run TestReplicasBehindNginx's load this long after the kill, instead of its short default")
-
-// freePort returns a loopback port nothing listens on, for a server that
-// cannot be told to take any (nginx, the registry) and say which.
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 // process is a helper server this test starts (nginx, the registry), with
 // its output kept for waiting on and for failure messages.
@@ -96,8 +83,8 @@ func startNginx(t *testing.T, replicas []*server) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := freePort(t)
-	site := strings.Replace(string(conf), "listen 8080;", fmt.Sprintf("listen 127.0.0.1:%d;", port), 1)
+	addr := freeAddr(t)
+	site := strings.Replace(string(conf), "listen 8080;", "listen "+addr+";", 1)
 	for i, r := range replicas {
 		site = strings.ReplaceAll(site, fmt.Sprintf("wasmcp-r%d:8080", i+1), strings.TrimSuffix(strings.TrimPrefix(r.url, "http://"), "/mcp"))
 	}
@@ -128,7 +115,7 @@ http {
 		}
 	}
 	startProcess(t, []string{"start worker process"}, "nginx", "-p", dir, "-e", "stderr", "-c", filepath.Join(dir, "nginx.conf"))
-	return fmt.Sprintf("http://127.0.0.1:%d", port)
+	return "http://" + addr
 }
 
 // rpc posts one JSON-RPC request and returns its result, or why there is
@@ -229,14 +216,18 @@ func TestReplicasBehindNginx(t *testing.T) {
 	if err := os.WriteFile(key, bytes.Repeat([]byte("k"), 32), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// Every replica pulls slugify from a real registry, and the ask
+	// modules from a directory of its own.
+	reg := startRegistry(t, freeAddr(t))
+	ref := reg.ref("tools/slugify", "stable")
+	first := reg.push(t, toolAs(t, "slugify", "slugify"), "slugify", ref)
 	var replicas []*server
-	var dirs []string
 	for i := 1; i <= 3; i++ {
-		dir := askDir(t)
-		copyFile(t, filepath.Join(toolsDir, "slugify.wasm"), filepath.Join(dir, "slugify.wasm"))
-		dirs = append(dirs, dir)
-		r := startBinary(t, binary, "--tools", dir, "--cache-dir", cacheDir, "--log-level", "info",
+		r := startHTTPIn(t, askDir(t), "--log-level", "info", "--source", ref, "--plain-http", reg.host,
+			"--store", t.TempDir(), "--pull-interval", "200ms",
 			"--replica-id", fmt.Sprintf("r%d", i), "--request-state-key-file", key)
+		r.waitLog(t, "tool sources pulled and compiled: ready")
+		r.waitLog(t, "pulled tool source", "digest="+first)
 		replicas = append(replicas, r)
 	}
 	lb := startNginx(t, replicas)
@@ -269,6 +260,16 @@ func TestReplicasBehindNginx(t *testing.T) {
 	// pins by their id's replica prefix.
 	const statelessWorkers, sessionWorkers = 4, 3
 	var stateless, sessions outcome
+	// progress has a token after each call, for waiting on a number of
+	// them.
+	progress := make(chan struct{}, 1)
+	done := func(o *outcome) {
+		o.calls.Add(1)
+		select {
+		case progress <- struct{}{}:
+		default:
+		}
+	}
 	var killed atomic.Bool
 	killDone := make(chan struct{})
 	stop := make(chan struct{})
@@ -283,7 +284,7 @@ func TestReplicasBehindNginx(t *testing.T) {
 				}
 				afterKill := isClosed(killDone)
 				err := slugifyCall(ctx, lb+"/mcp", fmt.Sprintf("worker %d call %d", w, n))
-				stateless.calls.Add(1)
+				done(&stateless)
 				switch {
 				case err == nil:
 					continue
@@ -333,7 +334,7 @@ func TestReplicasBehindNginx(t *testing.T) {
 				default:
 				}
 				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slugify", Arguments: map[string]any{"text": fmt.Sprint("session call ", n)}})
-				sessions.calls.Add(1)
+				done(&sessions)
 				if err == nil && !res.IsError {
 					continue
 				}
@@ -357,8 +358,12 @@ func TestReplicasBehindNginx(t *testing.T) {
 	}
 	total := func() int64 { return stateless.calls.Load() + sessions.calls.Load() }
 	waitCalls := func(n int64) {
-		for total() < n && !t.Failed() {
-			replicas[0].stderr.wait(10 * time.Millisecond)
+		for total() < n {
+			select {
+			case <-progress:
+			case <-time.After(time.Minute):
+				t.Fatalf("%d calls in a minute; want %d", total(), n)
+			}
 		}
 	}
 	waitCalls(300)
@@ -372,14 +377,41 @@ func TestReplicasBehindNginx(t *testing.T) {
 	victim.cmd.Process.Signal(syscall.SIGKILL)
 	victim.cmd.Wait()
 	close(killDone)
-	more := int64(600)
-	if *soak > 0 {
-		deadline := time.Now().Add(*soak)
-		for time.Now().Before(deadline) && !t.Failed() {
-			replicas[0].stderr.wait(time.Second)
+	// A new version under the same tag reaches each replica that lives.
+	v2 := toolAs(t, "slugify", "slugify")
+	sidecar := filepath.Join(v2, "slugify.manifest.json")
+	manifest, err := os.ReadFile(sidecar)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(manifest, &m); err != nil {
+		t.Fatal(err)
+	}
+	tool := m["tools"].([]any)[0].(map[string]any)
+	tool["description"] = "(v2) " + tool["description"].(string)
+	manifest, _ = json.Marshal(m)
+	if err := os.WriteFile(sidecar, manifest, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pushed := time.Now()
+	second := reg.push(t, v2, "slugify", ref)
+	for i, r := range replicas[:2] {
+		r.waitLog(t, "pulled tool source", "digest="+second)
+		t.Logf("replica r%d serves the new version %v after the push", i+1, time.Since(pushed).Round(time.Millisecond))
+		res, err := rpc(ctx, r.url, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+modernMeta+`}}`, map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"})
+		if err != nil || !strings.Contains(string(res), "(v2) ") {
+			t.Errorf("replica r%d lists %s, %v after v2 was pulled; want the new description", i+1, res, err)
 		}
+		if err := slugifyCall(ctx, r.url, "after v2"); err != nil {
+			t.Errorf("replica r%d, a call after v2: %v", i+1, err)
+		}
+	}
+
+	if *soak > 0 {
+		<-time.After(*soak)
 	} else {
-		waitCalls(atKill + more)
+		waitCalls(total() + 300)
 	}
 	close(stop)
 	wg.Wait()
@@ -401,7 +433,6 @@ func TestReplicasBehindNginx(t *testing.T) {
 			t.Errorf("replica r%d grew from %d to %d MiB under load", i+1, rssWarm[i]>>20, now>>20)
 		}
 	}
-	_ = dirs
 }
 
 func isClosed(c <-chan struct{}) bool {
