@@ -64,29 +64,16 @@ func TestKeygenAndSign(t *testing.T) {
 	}
 }
 
-// A secret key is encrypted unless -W says otherwise, with a password from
-// WASMCP_KEY_PASSWORD, or the terminal; without either, keygen says how
-// to give one.
-func TestAnEncryptedKeyNeedsItsPassword(t *testing.T) {
-	dir := t.TempDir()
-	name := filepath.Join(dir, "release")
+// Without -W, keygen needs a password: with neither WASMCP_KEY_PASSWORD
+// nor a terminal, it says how to give one, and writes nothing. (A key
+// encrypted with one is tested through the binary, in e2e: minisign's
+// scrypt takes 1 GiB, which the race detector multiplies.)
+func TestKeygenNeedsAPassword(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "release")
 	if r := wasmcp(t, "", "keygen", name); r.code != exitFailure || !strings.Contains(r.stderr, "set WASMCP_KEY_PASSWORD, or run on a terminal") {
 		t.Fatalf("keygen with no password and no terminal: %v", r)
 	}
-	t.Setenv(passwordEnv, "correct horse")
-	if r := wasmcp(t, "", "keygen", name); r.code != exitOK {
-		t.Fatalf("keygen: %v", r)
-	}
-	if !minisign.IsEncrypted(readFile(t, name+".key")) {
-		t.Fatal("the secret key is not encrypted")
-	}
-	module := wattest.Write(t, dir, "echo", "calc")
-	t.Setenv(passwordEnv, "wrong")
-	if r := wasmcp(t, "", "sign", "--key", name+".key", module); r.code != exitFailure || !strings.Contains(r.stderr, "a wrong password?") {
-		t.Fatalf("sign with a wrong password: %v", r)
-	}
-	t.Setenv(passwordEnv, "correct horse")
-	if r := wasmcp(t, "", "sign", "--key", name+".key", module); r.code != exitOK {
-		t.Fatalf("sign: %v", r)
+	if _, err := os.Stat(name + ".key"); err == nil {
+		t.Fatal("keygen wrote a key it could not encrypt")
 	}
 }

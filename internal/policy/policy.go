@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"aead.dev/minisign"
@@ -109,6 +110,19 @@ func (k *PublicKey) read(dir string) error {
 type NamedKey struct {
 	Name string
 	Key  minisign.PublicKey
+}
+
+// KeyNames names keys for a message: key "release", or keys "release"
+// or "ci".
+func KeyNames(keys []NamedKey) string {
+	quoted := make([]string, len(keys))
+	for i, k := range keys {
+		quoted[i] = strconv.Quote(k.Name)
+	}
+	if len(keys) == 1 {
+		return "key " + quoted[0]
+	}
+	return "keys " + strings.Join(quoted, " or ")
 }
 
 // Keys are the policy's public keys, sorted by name.

@@ -85,7 +85,7 @@ func (s signatures) verify(pol *policy.Policy, stem, module string) error {
 // file, so that a signed file cannot stand in for another (a signed
 // sidecar beside another module).
 func (f signedFile) verify(keys []policy.NamedKey, module string) error {
-	by := keyNames(keys)
+	by := policy.KeyNames(keys)
 	again := fmt.Sprintf("sign it with wasmcp sign --key %s.key %s", keys[0].Name, module)
 	sigName := f.name + abi.SignatureSuffix
 	if f.err != nil {
@@ -128,15 +128,9 @@ func namesFile(comment, name string) bool {
 	return false
 }
 
-// keyNames names keys for a message: key "release", or keys "release"
-// or "ci".
-func keyNames(keys []policy.NamedKey) string {
-	quoted := make([]string, len(keys))
-	for i, k := range keys {
-		quoted[i] = fmt.Sprintf("%q", k.Name)
-	}
-	if len(keys) == 1 {
-		return "key " + quoted[0]
-	}
-	return "keys " + strings.Join(quoted, " or ")
+// CheckSignatures reports why the files of m, a module of c, are not
+// signed as p requires, or nil if they are or p requires nothing: whether
+// a catalog under p would serve m.
+func (c *Catalog) CheckSignatures(m *Module, p *policy.Policy) error {
+	return c.sigs[m.Path].verify(p, m.Stem, filepath.Base(m.Path))
 }
