@@ -43,7 +43,7 @@ type Catalog struct {
 	loads map[string]loaded
 	// sigs are the signatures of the version serving from each file, by
 	// path: a later policy verifies them again.
-	sigs map[string]signatures
+	sigs map[string]*signatures
 }
 
 // LoadError records a file that was skipped, and why.

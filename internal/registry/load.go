@@ -50,7 +50,7 @@ func LoadFile(path string, opts LoadOptions) (*Module, []*Tool, error) {
 // verifying their signatures needs. Every file is read before any is
 // parsed, so that the stamp says what any result, a module or why there
 // is none, came from.
-func loadFile(path string, opts LoadOptions) (*Module, stamp, signatures, error) {
+func loadFile(path string, opts LoadOptions) (*Module, stamp, *signatures, error) {
 	opts = opts.withDefaults()
 	st := stamp{at: time.Now(), inputs: opts.inputs()}
 	wasm, fi, err := readRegular(path, MaxModuleSize)
@@ -60,14 +60,14 @@ func loadFile(path string, opts LoadOptions) (*Module, stamp, signatures, error)
 	st.wasm, st.ok = statID(fi)
 	var signed signedFile
 	signed, st.wasmSig = readSignature(path, wasm)
-	sigs := signatures{signed}
+	sigs := &signatures{files: []signedFile{signed}}
 	sidecar := sidecarOf(path)
 	sidecarData, fi, err := readRegular(sidecar, abi.MaxManifestSize)
 	switch {
 	case err == nil:
 		st.sidecar, _ = statID(fi) // as the module's: stat is the same
 		signed, st.sidecarSig = readSignature(sidecar, sidecarData)
-		sigs = append(sigs, signed)
+		sigs.files = append(sigs.files, signed)
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, stamp{}, nil, err
 	}

@@ -166,7 +166,7 @@ func TestPlanKeepsThePreviousPolicyWhenTheNewOneIsBroken(t *testing.T) {
 
 // signedAs is a loaded file of m whose only file, content, has a
 // signature by k, or none when k is nil.
-func signedAs(t *testing.T, m *Module, content string, k *key) loaded {
+func signedAs(t testing.TB, m *Module, content string, k *key) loaded {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, filepath.Base(m.Path))
@@ -175,7 +175,7 @@ func signedAs(t *testing.T, m *Module, content string, k *key) loaded {
 		k.sign(t, path)
 	}
 	f, _ := readSignature(path, []byte(content))
-	return loaded{path: m.Path, m: m, sigs: signatures{f}, stamp: stamp{ok: true}}
+	return loaded{path: m.Path, m: m, sigs: &signatures{files: []signedFile{f}}, stamp: stamp{ok: true}}
 }
 
 // The keep-previous rule under a policy that requires signatures: the

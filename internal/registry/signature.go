@@ -38,8 +38,11 @@ type signedFile struct {
 
 // signatures are the files of one module as loaded: the module, then its
 // sidecar manifest if it has one (the sidecar says what the model reads
-// and the limits, so it is signed too).
-type signatures []signedFile
+// and the limits, so it is signed too). A load makes them once; a reload
+// that does not read the files again keeps the same.
+type signatures struct {
+	files []signedFile
+}
 
 // readSignature reads the signature of the file at path whose content is
 // data, and keeps the file's digest if there is one. A signature file
@@ -67,12 +70,15 @@ func readSignature(path string, data []byte) (signedFile, fileID) {
 // verify reports why the module's files are not signed as pol requires of
 // the module with the given stem, or nil if they are or it requires
 // nothing. module is the module's file name, for the command to run.
-func (s signatures) verify(pol *policy.Policy, stem, module string) error {
+func (s *signatures) verify(pol *policy.Policy, stem, module string) error {
 	keys := pol.Signers(stem)
 	if len(keys) == 0 {
 		return nil
 	}
-	for _, f := range s {
+	if s == nil || len(s.files) == 0 {
+		return fmt.Errorf("no signature by %s over %s: its files were not read", policy.KeyNames(keys), module)
+	}
+	for _, f := range s.files {
 		if err := f.verify(keys, module); err != nil {
 			return err
 		}
