@@ -130,3 +130,34 @@ func TestAnEncryptedKeySignsWithItsPassword(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The minisign CLI and wasmcp speak the same format: a module and its
+// sidecar signed with `minisign -S`, by a key from `minisign -G`, serve
+// under a policy naming that key's file; and minisign verifies what
+// `wasmcp sign` signed.
+func TestMinisignInterworks(t *testing.T) {
+	keys, dir := t.TempDir(), t.TempDir()
+	pub, sec := filepath.Join(keys, "ms.pub"), filepath.Join(keys, "ms.key")
+	run(t, exec.Command("minisign", "-G", "-W", "-p", pub, "-s", sec))
+	writeTool(t, dir, "probe", wattest.Build(t, "probe"), "probe")
+	for _, f := range []string{"probe.wasm", "probe.manifest.json"} {
+		run(t, exec.Command("minisign", "-S", "-s", sec, "-m", filepath.Join(dir, f)))
+	}
+	policyFile := filepath.Join(keys, "policy.yaml")
+	atomicWrite(t, policyFile, []byte("signatures:\n  keys: {ms: {file: ms.pub}}\n  require: [ms]\n"))
+	s := startHTTPIn(t, dir, "--policy", policyFile)
+	cs := connectHTTP(t, s, "2026-07-28")
+	if names := toolNames(t, cs); !slices.Equal(names, []string{"probe"}) {
+		t.Fatalf("tools signed with minisign: %v; want probe\n%s", names, get(t, s, "/status"))
+	}
+
+	ours := filepath.Join(keys, "ours")
+	run(t, exec.Command(binary, "keygen", "-W", ours))
+	signWith(t, ours+".key", filepath.Join(dir, "probe.wasm"))
+	for _, f := range []string{"probe.wasm", "probe.manifest.json"} {
+		out := run(t, exec.Command("minisign", "-V", "-p", ours+".pub", "-m", filepath.Join(dir, f)))
+		if !strings.Contains(out, "file:"+f) || !strings.Contains(out, "sha256:") {
+			t.Errorf("minisign -V of %s: %s; want the trusted comment to name the file and its sha256", f, out)
+		}
+	}
+}
