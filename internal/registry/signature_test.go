@@ -7,8 +7,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"aead.dev/minisign"
 
@@ -276,4 +278,28 @@ func readFile(t testing.TB, path string) []byte {
 		t.Fatal(err)
 	}
 	return data
+}
+
+// The digest a load keeps of a signed file holds no reference to the
+// file's bytes, which can be those of a 64 MiB module.
+func TestTheDigestLetsGoOfTheBytes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "calc.wasm")
+	data := make([]byte, 1<<20)
+	writeFile(t, path, data)
+	newKey(t).sign(t, path)
+	freed := make(chan struct{})
+	runtime.AddCleanup(&data[0], func(struct{}) { close(freed) }, struct{}{})
+	f, _ := readSignature(path, data)
+	deadline := time.After(hangGuard)
+	for done := false; !done; {
+		runtime.GC()
+		select {
+		case <-freed:
+			done = true
+		case <-deadline:
+			t.Fatal("the file's bytes are still held after a load kept their digest")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	runtime.KeepAlive(f)
 }
