@@ -52,6 +52,8 @@ type Signatures struct {
 // `wasmcp keygen` and `minisign -G` write it, relative to the policy
 // file's directory.
 type PublicKey struct {
+	// Text is the key written inline; File, the file it is read from
+	// instead.
 	Text string `yaml:"-"`
 	File string `yaml:"file"`
 	// Key is the key parsed, once Load has read it.
