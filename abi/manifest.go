@@ -59,6 +59,11 @@ const (
 // calc.wasm is described by calc.manifest.json.
 const SidecarSuffix = ".manifest.json"
 
+// SignatureSuffix names a file's detached minisign signature: calc.wasm
+// is signed by calc.wasm.minisig, and its sidecar calc.manifest.json by
+// calc.manifest.json.minisig.
+const SignatureSuffix = ".minisig"
+
 // MaxManifestSize bounds a manifest's encoded size. Manifests are read before
 // any tool runs, so an unbounded one would let a tool directory exhaust the
 // server's memory at load.

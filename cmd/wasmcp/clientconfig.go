@@ -176,19 +176,7 @@ func mergeClientConfig(path, servers, name string, entry serverEntry) (backup st
 			return "", fmt.Errorf("backing up %s: %w", path, err)
 		}
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return "", err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return "", err
-	}
-	if err := tmp.Close(); err != nil {
-		return "", err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := writeAtomic(path, append(data, '\n'), 0o600); err != nil {
 		return "", err
 	}
 	return backup, nil

@@ -130,7 +130,7 @@ complete -c wasmcp -n '__fish_seen_subcommand_from {{$cmd}}' {{if eq (len .Name)
 {{- end}}
 {{- end}}
 complete -c wasmcp -n '__fish_seen_subcommand_from policy; and not __fish_seen_subcommand_from show approve' -a 'show approve'
-complete -c wasmcp -n '__fish_seen_subcommand_from serve list call inspect pack new; and not string match -q -- "-*" (commandline -ct)' -F
+complete -c wasmcp -n '__fish_seen_subcommand_from serve list call inspect pack new keygen sign; and not string match -q -- "-*" (commandline -ct)' -F
 `
 
 // zshSpec is a flag as _arguments reads it: --name[description], and

@@ -132,6 +132,8 @@ func TestCompletionsComeFromTheCommands(t *testing.T) {
 	has("serve", "--watch", false)
 	has("pack", "-o", true)
 	has("policy", "--policy", true)
+	has("sign", "--key", true)
+	has("keygen", "-W", false)
 }
 
 func TestCompletionNeedsOneKnownShell(t *testing.T) {

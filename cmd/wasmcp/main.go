@@ -45,6 +45,8 @@ func init() {
 		{"pack", "embed a manifest into a module as a custom section", runPack},
 		{"new", "create a folder for a new tool, ready to build, in Go, C, Rust, AssemblyScript or Python", runNew},
 		{"policy", "show what tools ask for and are granted, or approve a module's new version", runPolicy},
+		{"keygen", "write a minisign key pair to sign modules with", runKeygen},
+		{"sign", "sign a module and its sidecar manifest with a minisign secret key", runSign},
 		{"client-config", "print, or merge into its file, the configuration that makes Claude Desktop, VS Code or Cursor start wasmcp", runClientConfig},
 		{"version", "print the version, the revision it was built from, and its Go version (also --version)", runVersion},
 		{"completion", "print a shell completion script for bash, zsh or fish", runCompletion},

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/internal/registry"
@@ -72,24 +71,8 @@ func pack(in, manifestPath, initPath, out string) error {
 	if len(wasm) > registry.MaxModuleSize {
 		return fmt.Errorf("the packed module would be %d bytes; the server loads modules of at most %d", len(wasm), registry.MaxModuleSize)
 	}
-	// Write beside the target and rename, so a server watching the
-	// directory never reads a half-written module.
-	tmp, err := os.CreateTemp(filepath.Dir(out), ".pack-*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(wasm); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), out)
+	// A server watching the directory never reads a half-written module.
+	return writeAtomic(out, wasm, 0o644)
 }
 
 // checkedManifest reads a manifest, checks it as the server would, and

@@ -103,6 +103,13 @@ func show(ctx context.Context, hf *hostFlags, tools []string, stdout, stderr io.
 		asked := t.Module.Manifest.Permissions
 		eff := pol.For(t.Module.Stem, t.Module.SHA256, t.Spec.Name, asked, os.LookupEnv)
 		fmt.Fprintf(stdout, "%s (module %s, sha256 %s)\n", t.Spec.Name, t.Module.Stem, t.Module.SHA256[:12])
+		if keys := pol.Signers(t.Module.Stem); len(keys) > 0 {
+			if err := cat.CheckSignatures(t.Module, pol); err != nil {
+				fmt.Fprintf(stdout, "  NOT SIGNED   %v\n", err)
+			} else {
+				fmt.Fprintf(stdout, "  %-12s verified (it needs one by %s)\n", "signature", policy.KeyNames(keys))
+			}
+		}
 		if asked == nil {
 			fmt.Fprintln(stdout, "  asks for nothing: no files, environment, network or secrets")
 			continue

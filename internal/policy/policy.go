@@ -12,12 +12,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
+	"aead.dev/minisign"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/wasmcp/wasmcp/abi"
@@ -30,6 +33,128 @@ type Policy struct {
 	// Path is the file it was read from, for messages.
 	Path    string
 	Modules map[string]*Module `yaml:"modules"`
+	// Signatures names the keys modules may be signed by, and which
+	// modules must be.
+	Signatures Signatures `yaml:"signatures"`
+}
+
+// Signatures are the policy's public keys and its requirement.
+type Signatures struct {
+	// Keys are minisign public keys by the names the policy gives them.
+	Keys map[string]*PublicKey `yaml:"keys"`
+	// Require names the keys one of which must sign every module, unless
+	// the module's own signedBy names others.
+	Require []string `yaml:"require"`
+}
+
+// PublicKey is a minisign public key: written in the policy as the
+// key's base64 line ("RWQ…"), or {file: PATH} for a public key file as
+// `wasmcp keygen` and `minisign -G` write it, relative to the policy
+// file's directory.
+type PublicKey struct {
+	// Text is the key written inline; File, the file it is read from
+	// instead.
+	Text string `yaml:"-"`
+	File string `yaml:"file"`
+	// Key is the key parsed, once Load has read it.
+	Key minisign.PublicKey `yaml:"-"`
+}
+
+// UnmarshalYAML accepts the scalar shorthand for a key written inline.
+func (k *PublicKey) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		k.Text = n.Value
+		return nil
+	}
+	type plain PublicKey
+	var p plain
+	if err := decodeStrict(n, &p); err != nil {
+		return err
+	}
+	if p.File == "" {
+		return errors.New("give the key's line (RWQ…) or {file: PATH}")
+	}
+	*k = PublicKey(p)
+	return nil
+}
+
+// MaxKeyFileSize bounds a public key file: minisign writes about 100
+// bytes.
+const MaxKeyFileSize = 4 << 10
+
+// read parses the key, reading its file if it has one; dir is the policy
+// file's directory.
+func (k *PublicKey) read(dir string) error {
+	text := []byte(k.Text)
+	if k.File != "" {
+		if !filepath.IsAbs(k.File) {
+			k.File = filepath.Join(dir, k.File)
+		}
+		f, err := os.Open(k.File)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if text, err = io.ReadAll(io.LimitReader(f, MaxKeyFileSize+1)); err != nil {
+			return err
+		}
+		if len(text) > MaxKeyFileSize {
+			return fmt.Errorf("%s is over %d bytes: it is not a minisign public key file", k.File, MaxKeyFileSize)
+		}
+	}
+	if err := k.Key.UnmarshalText(bytes.TrimSpace(text)); err != nil {
+		return fmt.Errorf("not a minisign public key (%w): give the key's second line as `wasmcp keygen` or `minisign -G` wrote it, or {file: PATH} for its file", err)
+	}
+	return nil
+}
+
+// NamedKey is a public key with its name in the policy.
+type NamedKey struct {
+	Name string
+	Key  minisign.PublicKey
+}
+
+// KeyNames names keys for a message: key "release", or keys "release"
+// or "ci".
+func KeyNames(keys []NamedKey) string {
+	quoted := make([]string, len(keys))
+	for i, k := range keys {
+		quoted[i] = strconv.Quote(k.Name)
+	}
+	if len(keys) == 1 {
+		return "key " + quoted[0]
+	}
+	return "keys " + strings.Join(quoted, " or ")
+}
+
+// Keys are the policy's public keys, sorted by name.
+func (p *Policy) Keys() []NamedKey {
+	if p == nil {
+		return nil
+	}
+	var out []NamedKey
+	for _, name := range slices.Sorted(maps.Keys(p.Signatures.Keys)) {
+		out = append(out, NamedKey{Name: name, Key: p.Signatures.Keys[name].Key})
+	}
+	return out
+}
+
+// Signers are the keys one of which must sign the module with the given
+// file stem, in the order the policy names them: the module's signedBy if
+// it has one, else signatures.require. None means no signature is needed.
+func (p *Policy) Signers(stem string) []NamedKey {
+	if p == nil {
+		return nil
+	}
+	names := p.Signatures.Require
+	if m := p.Modules[stem]; m != nil && m.SignedBy != nil {
+		names = m.SignedBy
+	}
+	out := make([]NamedKey, 0, len(names))
+	for _, name := range names {
+		out = append(out, NamedKey{Name: name, Key: p.Signatures.Keys[name].Key})
+	}
+	return out
 }
 
 // Module holds the grants of one module, by its file stem.
@@ -40,6 +165,9 @@ type Module struct {
 	Grants `yaml:",inline"`
 	// Tools add grants for single tools of the module.
 	Tools map[string]*Grants `yaml:"tools"`
+	// SignedBy names the keys one of which must sign the module, in
+	// place of signatures.require.
+	SignedBy []string `yaml:"signedBy"`
 }
 
 // Grants are what an operator gives.
@@ -113,6 +241,18 @@ func Load(path string) (*Policy, error) {
 			return nil, fmt.Errorf("policy %s: %w", path, err)
 		}
 	}
+	for _, name := range slices.Sorted(maps.Keys(p.Signatures.Keys)) {
+		k := p.Signatures.Keys[name]
+		if k == nil {
+			return nil, fmt.Errorf("policy %s: signatures.keys.%s: give the key's line (RWQ…) or {file: PATH}", path, name)
+		}
+		if err := k.read(filepath.Dir(path)); err != nil {
+			return nil, fmt.Errorf("policy %s: signatures.keys.%s: %w", path, name, err)
+		}
+	}
+	if err := p.checkNames("signatures.require", p.Signatures.Require); err != nil {
+		return nil, err
+	}
 	for stem, m := range p.Modules {
 		if m == nil {
 			p.Modules[stem] = &Module{}
@@ -121,8 +261,27 @@ func Load(path string) (*Policy, error) {
 		if err := m.check(); err != nil {
 			return nil, fmt.Errorf("policy %s: module %s: %w", path, stem, err)
 		}
+		if m.SignedBy != nil {
+			if err := p.checkNames("modules."+stem+".signedBy", m.SignedBy); err != nil {
+				return nil, err
+			}
+			if len(m.SignedBy) == 0 {
+				return nil, fmt.Errorf("policy %s: modules.%s.signedBy names no key: name one of signatures.keys, or remove it to use signatures.require", path, stem)
+			}
+		}
 	}
 	return p, nil
+}
+
+// checkNames refuses a requirement that names a key the policy lacks, so
+// that a misspelt name never stands for a key no signature can match.
+func (p *Policy) checkNames(where string, names []string) error {
+	for _, name := range names {
+		if _, ok := p.Signatures.Keys[name]; !ok {
+			return fmt.Errorf("policy %s: %s: no key %q under signatures.keys", p.Path, where, name)
+		}
+	}
+	return nil
 }
 
 func decodeStrict(n *yaml.Node, v any) error {

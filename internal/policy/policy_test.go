@@ -1,11 +1,14 @@
 package policy
 
 import (
+	"crypto/rand"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"aead.dev/minisign"
 
 	"github.com/wasmcp/wasmcp/abi"
 )
@@ -181,5 +184,83 @@ func TestApprovePinsAndKeepsComments(t *testing.T) {
 	}
 	if p, err := Load(fresh); err != nil || p.Modules["m"].SHA256 != sha {
 		t.Errorf("a new policy: %v %+v", err, p)
+	}
+}
+
+// publicKey is a fresh minisign public key.
+func publicKey(t *testing.T) minisign.PublicKey {
+	t.Helper()
+	pub, _, err := minisign.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pub
+}
+
+// The signatures section: keys inline or from a file beside the policy,
+// a requirement for every module, and one module's own in its place.
+func TestSignatures(t *testing.T) {
+	release, ci := publicKey(t), publicKey(t)
+	dir := t.TempDir()
+	text, _ := ci.MarshalText()
+	if err := os.WriteFile(filepath.Join(dir, "ci.pub"), text, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "policy.yaml")
+	src := "signatures:\n  keys:\n    release: " + release.String() + "\n    ci: {file: ci.pub}\n  require: [release]\n" +
+		"modules:\n  calc: {signedBy: [ci, release]}\n  other: {sha256: " + sha + "}\n"
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func(keys []NamedKey) (out []string) {
+		for _, k := range keys {
+			out = append(out, k.Name)
+		}
+		return out
+	}
+	if got := names(p.Keys()); !slices.Equal(got, []string{"ci", "release"}) {
+		t.Fatalf("keys %v", got)
+	}
+	if k := p.Keys()[0]; !k.Key.Equal(ci) {
+		t.Fatal("the key read from ci.pub, beside the policy, is not the one written there")
+	}
+	for stem, want := range map[string][]string{"calc": {"ci", "release"}, "other": {"release"}, "unlisted": {"release"}} {
+		if got := names(p.Signers(stem)); !slices.Equal(got, want) {
+			t.Errorf("%s must be signed by %v; want %v", stem, got, want)
+		}
+	}
+	if !p.Signers("other")[0].Key.Equal(release) {
+		t.Fatal("the inline key is not the one written")
+	}
+	var none *Policy
+	if len(load(t, "modules: {calc: {}}\n").Signers("calc")) != 0 || len(none.Signers("calc")) != 0 {
+		t.Fatal("a policy without signatures requires one")
+	}
+}
+
+func TestLoadRefusesABadSignatureSection(t *testing.T) {
+	key := publicKey(t).String()
+	for name, c := range map[string]struct{ src, want string }{
+		"unknown key in require":    {"signatures: {keys: {release: " + key + "}, require: [relase]}\n", `signatures.require: no key "relase" under signatures.keys`},
+		"unknown key in signedBy":   {"signatures: {keys: {release: " + key + "}}\nmodules: {calc: {signedBy: [ci]}}\n", `modules.calc.signedBy: no key "ci"`},
+		"empty signedBy":            {"signatures: {keys: {release: " + key + "}}\nmodules: {calc: {signedBy: []}}\n", "modules.calc.signedBy names no key"},
+		"not a key":                 {"signatures: {keys: {release: RWQnotakey}}\n", "signatures.keys.release: not a minisign public key"},
+		"a key file that is absent": {"signatures: {keys: {release: {file: /nonexistent/release.pub}}}\n", "signatures.keys.release: open /nonexistent/release.pub"},
+		"no key":                    {"signatures: {keys: {release: ~}}\n", "signatures.keys.release: give the key's line"},
+		"a misspelt field":          {"signatures: {keys: {release: " + key + "}, requires: [release]}\n", "requires"},
+		"a key of no form":          {"signatures: {keys: {release: {path: /x}}}\n", "path"},
+	} {
+		path := filepath.Join(t.TempDir(), "p.yaml")
+		if err := os.WriteFile(path, []byte(c.src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(path)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v; want one saying %q", name, err, c.want)
+		}
 	}
 }

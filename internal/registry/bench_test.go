@@ -51,3 +51,58 @@ func BenchmarkReloadOneChangedSidecar(b *testing.B) {
 		b.Fatal("the changed manifest was not loaded")
 	}
 }
+
+// BenchmarkLoadSigned8MiB loads one 8 MiB module and its sidecar, each
+// with a signature beside it or none: the difference is what keeping
+// their digest costs a load.
+func BenchmarkLoadSigned8MiB(b *testing.B) {
+	k := newKey(b)
+	for _, signed := range []bool{false, true} {
+		b.Run(fmt.Sprintf("signed=%v", signed), func(b *testing.B) {
+			dir := b.TempDir()
+			path := filepath.Join(dir, "big.wasm")
+			writeFile(b, path, wasmgen.Command{ExtraFunctions: 8, ExtraCode: make([]byte, 1<<20-16)}.Bytes())
+			sidecar := writeSidecar(b, dir, "big", manifestFor("big"))
+			if signed {
+				k.sign(b, path)
+				k.sign(b, sidecar)
+			}
+			opts := LoadOptions{Engine: newEngine(b), Ceilings: ceilings}
+			for b.Loop() {
+				if _, _, _, err := loadFile(path, opts); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkPlan200SignedModules is a reload of 200 unchanged modules,
+// each signed, under a policy that requires their signatures: the same
+// policy as before, or a changed one, under which every module is
+// verified again.
+func BenchmarkPlan200SignedModules(b *testing.B) {
+	k := newKey(b)
+	pols := []policyRead{requiring(b, k), requiring(b, k)}
+	pols[1].hash += "'" // another file that requires the same
+	files := make([]loaded, 200)
+	for i := range files {
+		stem := fmt.Sprintf("m%03d", i)
+		files[i] = signedAs(b, fake(stem+".wasm", "k"+stem, stem), stem, &k)
+	}
+	for _, changed := range []bool{false, true} {
+		b.Run(fmt.Sprintf("policy-changed=%v", changed), func(b *testing.B) {
+			prev, _ := run(nil, pols[0], files...)
+			n := 0
+			for b.Loop() {
+				if changed {
+					n++
+				}
+				prev, _ = run(prev, pols[n%2], files...)
+			}
+			if len(prev.Tools) != len(files) {
+				b.Fatalf("%d of %d modules verify: %s", len(prev.Tools), len(files), errorsOf(prev))
+			}
+		})
+	}
+}

@@ -41,6 +41,9 @@ type Catalog struct {
 	// loads are what loading each file gave, by path, for the files whose
 	// stamp may hold at the next reload (see scan).
 	loads map[string]loaded
+	// sigs are the signatures of the version serving from each file, by
+	// path: a later policy verifies them again.
+	sigs map[string]*signatures
 }
 
 // LoadError records a file that was skipped, and why.

@@ -39,35 +39,50 @@ const MaxModuleSize = 64 << 20
 // LoadFile loads one module file and its manifest, as Load does for each
 // file of a directory.
 func LoadFile(path string, opts LoadOptions) (*Module, []*Tool, error) {
-	m, _, err := loadFile(path, opts)
+	m, _, _, err := loadFile(path, opts)
 	if err != nil {
 		return nil, nil, err
 	}
 	return m, m.tools, nil
 }
 
-// loadFile is LoadFile, and the stamp of the files it read. Both files
-// are read before either is parsed, so that the stamp says what any
-// result, a module or why there is none, came from.
-func loadFile(path string, opts LoadOptions) (*Module, stamp, error) {
+// loadFile is LoadFile, the stamp of the files it read, and what
+// verifying their signatures needs. Every file is read before any is
+// parsed, so that the stamp says what any result, a module or why there
+// is none, came from.
+func loadFile(path string, opts LoadOptions) (*Module, stamp, *signatures, error) {
 	opts = opts.withDefaults()
 	st := stamp{at: time.Now(), inputs: opts.inputs()}
 	wasm, fi, err := readRegular(path, MaxModuleSize)
 	if err != nil {
-		return nil, stamp{}, err
+		return nil, stamp{}, nil, err
 	}
 	st.wasm, st.ok = statID(fi)
+	var signed signedFile
+	signed, st.wasmSig = readSignature(path, wasm)
+	sigs := &signatures{files: []signedFile{signed}}
 	sidecar := sidecarOf(path)
 	sidecarData, fi, err := readRegular(sidecar, abi.MaxManifestSize)
 	switch {
 	case err == nil:
 		st.sidecar, _ = statID(fi) // as the module's: stat is the same
+		signed, st.sidecarSig = readSignature(sidecar, sidecarData)
+		sigs.files = append(sigs.files, signed)
 	case !errors.Is(err, fs.ErrNotExist):
-		return nil, stamp{}, err
+		return nil, stamp{}, nil, err
 	}
+	m, err := parseModule(path, opts, wasm, sidecar, sidecarData)
+	if err != nil {
+		return nil, st, nil, err
+	}
+	return m, st, sigs, nil
+}
+
+// parseModule makes a module of the files read.
+func parseModule(path string, opts LoadOptions, wasm []byte, sidecar string, sidecarData []byte) (*Module, error) {
 	parsed, err := wasmbin.Parse(wasm)
 	if err != nil {
-		return nil, st, err
+		return nil, err
 	}
 	manifest, from, manifestBytes, merr := findManifest(sidecar, sidecarData, parsed)
 	// What is wrong with the module comes first; without a manifest, it
@@ -77,10 +92,10 @@ func loadFile(path string, opts LoadOptions) (*Module, stamp, error) {
 		start = manifest.StartKind()
 	}
 	if err := opts.Engine.CheckModule(parsed, start); err != nil {
-		return nil, st, err
+		return nil, err
 	}
 	if merr != nil {
-		return nil, st, merr
+		return nil, merr
 	}
 	var hostImports []string
 	for _, imp := range parsed.Imports {
@@ -89,7 +104,7 @@ func loadFile(path string, opts LoadOptions) (*Module, stamp, error) {
 		}
 	}
 	if err := manifest.CheckAsks(hostImports); err != nil {
-		return nil, st, err
+		return nil, err
 	}
 	sum := sha256.Sum256(wasm)
 	key := sha256.New()
@@ -108,8 +123,8 @@ func loadFile(path string, opts LoadOptions) (*Module, stamp, error) {
 		key:          hex.EncodeToString(key.Sum(nil)),
 		observer:     opts.Observer,
 		wasm:         wasm,
-		inputs:       st.inputs,
-		cached:       st.inputs.engine.Cached(wasm),
+		inputs:       opts.inputs(),
+		cached:       opts.Engine.Cached(wasm),
 		done:         make(chan struct{}),
 		needed:       make(chan struct{}),
 		retiring:     make(chan struct{}),
@@ -131,17 +146,17 @@ func loadFile(path string, opts LoadOptions) (*Module, stamp, error) {
 	for _, spec := range manifest.Tools {
 		t := &Tool{Module: m, Spec: spec}
 		if t.Input, err = compile(spec, "inputSchema", spec.InputSchema); err != nil {
-			return nil, st, err
+			return nil, err
 		}
 		if len(spec.OutputSchema) > 0 {
 			if t.Output, err = compile(spec, "outputSchema", spec.OutputSchema); err != nil {
-				return nil, st, err
+				return nil, err
 			}
 		}
 		tools = append(tools, t)
 	}
 	if nodes > MaxSchemaNodes {
-		return nil, st, fmt.Errorf("the manifest's schemas hold %d objects and booleans in all; this server allows %d: share repeated parts through $defs", nodes, MaxSchemaNodes)
+		return nil, fmt.Errorf("the manifest's schemas hold %d objects and booleans in all; this server allows %d: share repeated parts through $defs", nodes, MaxSchemaNodes)
 	}
 	m.tools = tools
 	for _, spec := range manifest.Resources {
@@ -151,7 +166,7 @@ func loadFile(path string, opts LoadOptions) (*Module, stamp, error) {
 		// The manifest's check parsed it already.
 		match, err := uritemplate.New(spec.URITemplate)
 		if err != nil {
-			return nil, st, fmt.Errorf("resource template %q: %w", spec.URITemplate, err)
+			return nil, fmt.Errorf("resource template %q: %w", spec.URITemplate, err)
 		}
 		m.templates = append(m.templates, &Template{Module: m, Spec: spec, Match: match})
 	}
@@ -159,21 +174,21 @@ func loadFile(path string, opts LoadOptions) (*Module, stamp, error) {
 		m.prompts = append(m.prompts, &Prompt{Module: m, Spec: spec})
 	}
 	if m.reader, err = entry(m, abi.EntryReadResource, needsReader(m)); err != nil {
-		return nil, st, err
+		return nil, err
 	}
 	prompter, err := entry(m, abi.EntryGetPrompt, needsPrompter(m))
 	if err != nil {
-		return nil, st, err
+		return nil, err
 	}
 	if m.completer, err = entry(m, abi.EntryComplete, needsCompleter(m)); err != nil {
-		return nil, st, err
+		return nil, err
 	}
 	for _, p := range m.prompts {
 		if p.Spec.Messages == nil {
 			p.Entry = prompter
 		}
 	}
-	return m, st, nil
+	return m, nil
 }
 
 // findManifest prefers the sidecar file, so an author can edit a manifest

@@ -3,6 +3,7 @@ package registry
 import (
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"sort"
 
 	"github.com/wasmcp/wasmcp/internal/policy"
@@ -18,6 +19,8 @@ type loaded struct {
 	err    error
 	stamp  stamp
 	reused bool
+	// sigs are the module's files' signatures, for the policy to verify.
+	sigs *signatures
 }
 
 // policyRead is what reading the policy file gave: a policy and the hash
@@ -41,9 +44,15 @@ type policyRead struct {
 //     read the file if the stamp holds; a file that could not be read has
 //     no stamp, and is read again;
 //   - a changed module replaces its previous version;
-//   - a file that no longer loads keeps its previous version serving, and
+//   - the policy is settled first, as the modules are verified under it:
+//     a module whose policy requires a signature serves only if one by a
+//     named key verifies over each of its files, and otherwise does not
+//     load;
+//   - a file that no longer loads keeps its previous version serving, if
+//     that version's signatures verify under the policy now in force, and
 //     the error is recorded: a broken update must not take down a working
-//     tool, and a half-written file is only ever a broken version;
+//     tool, and a half-written file is only ever a broken version, but a
+//     version the policy would refuse today does not keep serving;
 //   - a file that no longer exists is removed;
 //   - when two modules declare the same tool name, the file whose name
 //     sorts first keeps it;
@@ -58,52 +67,14 @@ type policyRead struct {
 // retires them once next is in service.
 func plan(prev *Catalog, files []loaded, pol policyRead, log *slog.Logger) (next *Catalog, unused []*Module) {
 	previous := map[string]*Module{}
+	var prevSigs map[string]*signatures
 	if prev != nil {
 		for _, m := range prev.Modules {
 			previous[m.Path] = m
 		}
+		prevSigs = prev.sigs
 	}
-	next = &Catalog{byName: map[string]*Tool{}, byURI: map[string]*Resource{}, byTemplate: map[string]*Template{}, byPrompt: map[string]*Prompt{}, loads: map[string]loaded{}}
-	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
-	kept := map[*Module]bool{}
-	for _, f := range files {
-		old := previous[f.path]
-		m := f.m
-		switch {
-		case f.err != nil && old != nil:
-			err := fmt.Errorf("the new version does not load, so the previous one (sha256 %s) keeps serving: %w", old.SHA256[:12], f.err)
-			log.Warn("keeping the previous version of a module", "file", f.path, "reason", err)
-			next.Errors = append(next.Errors, LoadError{Path: f.path, Err: err})
-			m = old
-		case f.err != nil:
-			log.Warn("skipping module", "file", f.path, "reason", f.err)
-			next.Errors = append(next.Errors, LoadError{Path: f.path, Err: f.err})
-		case old != nil && old.key == m.key && old.inputs == m.inputs:
-			m, f.m = old, old // the copy just read, and its bytes, go
-		default:
-			log.Info("loaded module", "file", f.path, "manifest", m.ManifestFrom, "tools", len(m.tools), "resources", len(m.resources)+len(m.templates), "prompts", len(m.prompts), "sha256", m.SHA256[:12])
-		}
-		if f.stamp.ok {
-			next.loads[f.path] = f
-		}
-		if m == nil {
-			continue
-		}
-		kept[m] = true
-		next.add(m, log)
-	}
-	sort.Slice(next.Tools, func(i, j int) bool { return next.Tools[i].Spec.Name < next.Tools[j].Spec.Name })
-	sort.Slice(next.Resources, func(i, j int) bool { return next.Resources[i].Spec.URI < next.Resources[j].Spec.URI })
-	sort.Slice(next.Templates, func(i, j int) bool { return next.Templates[i].Spec.URITemplate < next.Templates[j].Spec.URITemplate })
-	sort.Slice(next.Prompts, func(i, j int) bool { return next.Prompts[i].Spec.Name < next.Prompts[j].Spec.Name })
-	if prev != nil {
-		for _, m := range prev.Modules {
-			if !kept[m] {
-				unused = append(unused, m)
-			}
-		}
-	}
-
+	next = &Catalog{byName: map[string]*Tool{}, byURI: map[string]*Resource{}, byTemplate: map[string]*Template{}, byPrompt: map[string]*Prompt{}, loads: map[string]loaded{}, sigs: map[string]*signatures{}}
 	switch {
 	case pol.err != nil && prev != nil:
 		err := fmt.Errorf("the policy does not load, so the previous one keeps granting: %w", pol.err)
@@ -119,6 +90,66 @@ func plan(prev *Catalog, files []loaded, pol policyRead, log *slog.Logger) (next
 			log.Info("policy changed", "file", pol.path)
 		}
 		next.Policy, next.policyHash = pol.p, pol.hash
+	}
+
+	// verified: sigs are those the version serving from path served
+	// with, under the same policy, so they verify without a look, which
+	// would take a reload of a large directory some tens of milliseconds
+	// (BenchmarkPlan200SignedModules).
+	verified := func(path string, sigs *signatures) bool {
+		return prev != nil && next.Policy == prev.Policy && sigs != nil && sigs == prevSigs[path]
+	}
+
+	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
+	kept := map[*Module]bool{}
+	for _, f := range files {
+		old := previous[f.path]
+		m, sigs, err := f.m, f.sigs, f.err
+		if err == nil && !verified(f.path, sigs) {
+			err = sigs.verify(next.Policy, m.Stem, filepath.Base(f.path))
+		}
+		var oldErr error
+		if err != nil && old != nil && !verified(f.path, prevSigs[f.path]) {
+			oldErr = prevSigs[f.path].verify(next.Policy, old.Stem, filepath.Base(f.path))
+		}
+		switch {
+		case err != nil && old != nil && oldErr == nil:
+			err := fmt.Errorf("the new version does not load, so the previous one (sha256 %s) keeps serving: %w", old.SHA256[:12], err)
+			log.Warn("keeping the previous version of a module", "file", f.path, "reason", err)
+			next.Errors = append(next.Errors, LoadError{Path: f.path, Err: err})
+			m, sigs = old, prevSigs[f.path]
+		case err != nil:
+			if old != nil && (m == nil || m.key != old.key) {
+				err = fmt.Errorf("%w; and the previous version (sha256 %s) may not serve either: %w", err, old.SHA256[:12], oldErr)
+			}
+			log.Warn("skipping module", "file", f.path, "reason", err)
+			next.Errors = append(next.Errors, LoadError{Path: f.path, Err: err})
+			m = nil
+		case old != nil && old.key == m.key && old.inputs == m.inputs:
+			m, f.m = old, old // the copy just read, and its bytes, go
+		default:
+			log.Info("loaded module", "file", f.path, "manifest", m.ManifestFrom, "tools", len(m.tools), "resources", len(m.resources)+len(m.templates), "prompts", len(m.prompts), "sha256", m.SHA256[:12])
+		}
+		if f.stamp.ok {
+			next.loads[f.path] = f
+		}
+		if m == nil {
+			continue
+		}
+		kept[m] = true
+		next.sigs[f.path] = sigs
+		next.add(m, log)
+	}
+	sort.Slice(next.Tools, func(i, j int) bool { return next.Tools[i].Spec.Name < next.Tools[j].Spec.Name })
+	sort.Slice(next.Resources, func(i, j int) bool { return next.Resources[i].Spec.URI < next.Resources[j].Spec.URI })
+	sort.Slice(next.Templates, func(i, j int) bool { return next.Templates[i].Spec.URITemplate < next.Templates[j].Spec.URITemplate })
+	sort.Slice(next.Prompts, func(i, j int) bool { return next.Prompts[i].Spec.Name < next.Prompts[j].Spec.Name })
+	if prev != nil {
+		for _, m := range prev.Modules {
+			if !kept[m] {
+				unused = append(unused, m)
+			}
+		}
 	}
 	return next, unused
 }

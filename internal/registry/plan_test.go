@@ -3,6 +3,7 @@ package registry
 import (
 	"errors"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -161,4 +162,89 @@ func TestPlanKeepsThePreviousPolicyWhenTheNewOneIsBroken(t *testing.T) {
 	if again.Policy != p || len(again.Errors) != 0 {
 		t.Fatalf("the policy back as it was: %v, errors %v", again.Policy == p, again.Errors)
 	}
+}
+
+// signedAs is a loaded file of m whose only file, content, has a
+// signature by k, or none when k is nil.
+func signedAs(t testing.TB, m *Module, content string, k *key) loaded {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, filepath.Base(m.Path))
+	writeFile(t, path, []byte(content))
+	if k != nil {
+		k.sign(t, path)
+	}
+	f, _ := readSignature(path, []byte(content))
+	return loaded{path: m.Path, m: m, sigs: &signatures{files: []signedFile{f}}, stamp: stamp{ok: true}}
+}
+
+// The keep-previous rule under a policy that requires signatures: the
+// previous version keeps serving only if its own signatures verify under
+// the policy now in force.
+func TestPlanKeepsAPreviousVersionOnlyIfThePolicyAllowsIt(t *testing.T) {
+	release := newKey(t)
+	requires := requiring(t, release)
+	t.Run("signed, then a broken update", func(t *testing.T) {
+		a := fake("a.wasm", "k1", "x")
+		prev, _ := run(nil, requires, signedAs(t, a, "v1", &release))
+		next, unused := run(prev, requires, broken("a.wasm"))
+		if served(next, "x") != a || len(unused) != 0 {
+			t.Fatalf("a signed version does not keep serving through a broken update: %s", errorsOf(next))
+		}
+	})
+	t.Run("signed, then an unsigned update", func(t *testing.T) {
+		a := fake("a.wasm", "k1", "x")
+		prev, _ := run(nil, requires, signedAs(t, a, "v1", &release))
+		next, _ := run(prev, requires, signedAs(t, fake("a.wasm", "k2", "x"), "v2", nil))
+		if served(next, "x") != a || !strings.Contains(errorsOf(next), "previous one (sha256 kkkkkkkkkkkk) keeps serving: no signature by key \"release\" over a.wasm (a.wasm.minisig is missing)") {
+			t.Fatalf("an unsigned update took the place of a signed version: serving %v, %s", served(next, "x"), errorsOf(next))
+		}
+	})
+	t.Run("unsigned, then the policy requires a signature and the update is broken", func(t *testing.T) {
+		a := fake("a.wasm", "k1", "x")
+		prev, _ := run(nil, policyRead{}, signedAs(t, a, "v1", nil))
+		next, unused := run(prev, requires, broken("a.wasm"))
+		if served(next, "x") != nil || !slices.Equal(unused, []*Module{a}) {
+			t.Fatalf("an unsigned version keeps serving under a policy that requires a signature: %s", errorsOf(next))
+		}
+		if want := "bad magic; and the previous version (sha256 kkkkkkkkkkkk) may not serve either: no signature by key \"release\" over a.wasm"; !strings.Contains(errorsOf(next), want) {
+			t.Fatalf("errors %s; want %q", errorsOf(next), want)
+		}
+	})
+	t.Run("unsigned and unchanged, then the policy requires a signature", func(t *testing.T) {
+		a := fake("a.wasm", "k1", "x")
+		file := signedAs(t, a, "v1", nil)
+		prev, _ := run(nil, policyRead{}, file)
+		file.reused = true
+		next, unused := run(prev, requires, file)
+		if served(next, "x") != nil || !slices.Equal(unused, []*Module{a}) {
+			t.Fatalf("an unsigned module keeps serving under a policy that requires a signature: %s", errorsOf(next))
+		}
+		if strings.Contains(errorsOf(next), "previous version") {
+			t.Fatalf("errors %s speak of a previous version of a module that did not change", errorsOf(next))
+		}
+		// Signed, it serves again.
+		again, _ := run(next, requires, signedAs(t, fake("a.wasm", "k1", "x"), "v1", &release))
+		if served(again, "x") == nil {
+			t.Fatalf("the module, signed, does not serve: %s", errorsOf(again))
+		}
+	})
+	t.Run("signed, then its signature is replaced by another key's", func(t *testing.T) {
+		a := fake("a.wasm", "k1", "x")
+		prev, _ := run(nil, requires, signedAs(t, a, "v1", &release))
+		other := newKey(t)
+		next, _ := run(prev, requires, signedAs(t, fake("a.wasm", "k1", "x"), "v1", &other))
+		if served(next, "x") != a {
+			t.Fatalf("the version whose signature verified does not keep serving: %s", errorsOf(next))
+		}
+		// The policy then names the other key: the previous signature no
+		// longer verifies, and the one beside the file now does.
+		byOther := requiring(t, other)
+		file := next.loads["a.wasm"]
+		file.reused = true
+		last, _ := run(next, byOther, file)
+		if served(last, "x") != a || len(last.Errors) != 0 {
+			t.Fatalf("the module signed by the key the policy names does not serve: %s", errorsOf(last))
+		}
+	})
 }

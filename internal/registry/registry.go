@@ -274,8 +274,8 @@ func scan(dir string, opts LoadOptions, prev *Catalog) ([]loaded, error) {
 					files[i] = l
 					continue
 				}
-				m, st, err := loadFile(path, opts)
-				files[i] = loaded{path: path, m: m, err: err, stamp: st}
+				m, st, sigs, err := loadFile(path, opts)
+				files[i] = loaded{path: path, m: m, err: err, stamp: st, sigs: sigs}
 			}
 		})
 	}
@@ -306,7 +306,13 @@ func readPolicy(path string) policyRead {
 	if err != nil {
 		return policyRead{path: path, err: fmt.Errorf("policy: %w", err)}
 	}
-	sum := sha256.Sum256(data)
 	p, err := policy.Load(path)
-	return policyRead{path: path, p: p, hash: hex.EncodeToString(sum[:]), err: err}
+	// The keys count with the file's content: a key file it names may
+	// change while it does not.
+	sum := sha256.New()
+	sum.Write(data)
+	for _, k := range p.Keys() {
+		fmt.Fprintf(sum, "\n%s=%s", k.Name, k.Key)
+	}
+	return policyRead{path: path, p: p, hash: hex.EncodeToString(sum.Sum(nil)), err: err}
 }

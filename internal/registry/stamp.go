@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/internal/sandbox"
 )
 
@@ -42,8 +43,12 @@ func (o LoadOptions) inputs() loadInputs {
 // read again.
 type stamp struct {
 	wasm, sidecar fileID // sidecar is the zero fileID when there was none
-	inputs        loadInputs
-	at            time.Time
+	// wasmSig and sidecarSig are their signature files', the zero fileID
+	// for one there was none of (or that could not be read): a
+	// signature is part of what a load gave.
+	wasmSig, sidecarSig fileID
+	inputs              loadInputs
+	at                  time.Time
 	// ok: both files were read (or the sidecar was found to be absent),
 	// and the platform gives every field of fileID. A load that failed
 	// reading a file has no stamp that holds, so it is tried again.
@@ -65,15 +70,19 @@ const racyWindow = 2 * time.Second
 // neither file's had.
 func (s stamp) settled() bool {
 	limit := s.at.Add(-racyWindow).UnixNano()
-	return s.ok && s.wasm.ctime < limit && (s.sidecar == fileID{} || s.sidecar.ctime < limit)
+	old := func(id fileID) bool { return id == fileID{} || id.ctime < limit }
+	return s.ok && s.wasm.ctime < limit && old(s.sidecar) && old(s.wasmSig) && old(s.sidecarSig)
 }
 
 // holds reports whether loading the module at path with opts would give
 // what the load stamped s gave, without reading it: s is settled, the
-// inputs are the same, and stat finds the module and its sidecar as s
-// says they were.
+// inputs are the same, and stat finds the module, its sidecar and their
+// signatures as s says they were. A sidecar's signature without the
+// sidecar signs nothing, and is not looked at.
 func (s stamp) holds(path string, opts LoadOptions) bool {
-	return s.settled() && s.inputs == opts.inputs() && sameFile(path, s.wasm) && sameFile(sidecarOf(path), s.sidecar)
+	sidecar := sidecarOf(path)
+	return s.settled() && s.inputs == opts.inputs() && sameFile(path, s.wasm) && sameFile(sidecar, s.sidecar) &&
+		sameFile(path+abi.SignatureSuffix, s.wasmSig) && (s.sidecar == fileID{} || sameFile(sidecar+abi.SignatureSuffix, s.sidecarSig))
 }
 
 // sameFile reports whether stat, which follows links, finds the file at

@@ -24,13 +24,15 @@ import (
 const DefaultQuiet = 250 * time.Millisecond
 
 // relevant reports whether a change to the named file in the tool directory
-// can change the tool set: modules and their sidecar manifests. Editors'
-// swap, backup and temporary files are not.
+// can change the tool set: modules, their sidecar manifests, and the
+// signatures of both (a policy may require them). Editors' swap, backup
+// and temporary files are not.
 func relevant(name string) bool {
 	base := filepath.Base(name)
 	if strings.HasPrefix(base, ".") {
 		return false
 	}
+	base = strings.TrimSuffix(base, abi.SignatureSuffix)
 	return strings.HasSuffix(base, ".wasm") || strings.HasSuffix(base, abi.SidecarSuffix)
 }
 

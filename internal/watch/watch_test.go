@@ -12,16 +12,21 @@ import (
 
 func TestRelevant(t *testing.T) {
 	for name, want := range map[string]bool{
-		"calc.wasm":               true,
-		"calc.manifest.json":      true,
-		"/dir/calc.wasm":          true,
-		".calc.wasm.swp":          false,
-		".pack-123.tmp":           false,
-		"calc.wasm~":              false,
-		"calc.wasm.part":          false,
-		"notes.txt":               false,
-		".calc.manifest.json":     false,
-		"calc.manifest.json.orig": false,
+		"calc.wasm":                  true,
+		"calc.manifest.json":         true,
+		"/dir/calc.wasm":             true,
+		".calc.wasm.swp":             false,
+		".pack-123.tmp":              false,
+		"calc.wasm~":                 false,
+		"calc.wasm.part":             false,
+		"notes.txt":                  false,
+		".calc.manifest.json":        false,
+		"calc.manifest.json.orig":    false,
+		"calc.wasm.minisig":          true,
+		"calc.manifest.json.minisig": true,
+		".calc.wasm.minisig":         false,
+		"notes.txt.minisig":          false,
+		"calc.wasm.minisig.tmp":      false,
 	} {
 		if got := relevant(name); got != want {
 			t.Errorf("relevant(%q) = %v; want %v", name, got, want)
