@@ -285,3 +285,59 @@ func TestOCITamperedBlob(t *testing.T) {
 		t.Errorf("/readyz %d: a failed update unreadied a server that serves", code)
 	}
 }
+
+// Signatures travel with a tool through a registry: under a policy that
+// requires the release key, a signed tool pulled from a registry serves;
+// an unsigned version pushed under its tag, and a signed one whose module
+// changed after signing, are refused with the key and the file named, and
+// the signed version keeps serving; a version signed again serves.
+func TestOCISignedTools(t *testing.T) {
+	keys := t.TempDir()
+	release := filepath.Join(keys, "release")
+	run(t, exec.Command(binary, "keygen", "-W", release))
+	policyFile := filepath.Join(keys, "policy.yaml")
+	writeFileE2E(t, policyFile, "signatures:\n  keys:\n    release: {file: release.pub}\n  require: [release]\n")
+
+	reg := startRegistry(t, freeAddr(t))
+	ref := reg.ref("tools/slugify", "stable")
+	signed := toolAs(t, "slugify", "slugify")
+	signWith(t, release+".key", filepath.Join(signed, "slugify.wasm"))
+	first := reg.push(t, signed, "slugify", ref)
+	s := startHTTPIn(t, t.TempDir(), "--source", ref, "--plain-http", reg.host, "--store", t.TempDir(), "--pull-interval", "100ms", "--policy", policyFile)
+	s.waitLog(t, "pulled tool source", "digest="+first)
+	cs := connectHTTP(t, s, "2026-07-28")
+	if res := callTool(t, cs, "slugify", map[string]any{"text": "Signed v1"}); res.IsError || !strings.Contains(text(res), "signed-v1") {
+		t.Fatalf("the signed tool from the registry: %q", text(res))
+	}
+
+	unsigned := toolAs(t, "text_stats", "slugify")
+	tampered := toolAs(t, "text_stats", "slugify")
+	signWith(t, release+".key", filepath.Join(tampered, "slugify.wasm"))
+	module := filepath.Join(tampered, "slugify.wasm")
+	b := mustRead(t, module)
+	b[len(b)-1] ^= 0xff // in the module's last custom section: it still loads
+	atomicWrite(t, module, b)
+	for _, tc := range []struct{ name, dir, want string }{
+		{"unsigned", unsigned, `no signature by key \"release\" over slugify.wasm`},
+		{"tampered", tampered, `slugify.wasm.minisig does not verify with key \"release\"`},
+	} {
+		digest := reg.push(t, tc.dir, "slugify", ref)
+		s.waitLog(t, "pulled tool source", "digest="+digest)
+		if names := toolNames(t, cs); !slices.Equal(names, []string{"slugify"}) {
+			t.Errorf("%s version: tools %v; want the signed slugify still", tc.name, names)
+		}
+		if status := get(t, s, "/status"); !strings.Contains(status, tc.want) {
+			t.Errorf("%s version: /status does not say %s:\n%s", tc.name, tc.want, status)
+		}
+	}
+
+	// Another version than the unsigned one, whose digest, logged when
+	// it was pulled, must not be what the wait below finds.
+	describeAs(t, unsigned, "slugify", "signed: ")
+	signWith(t, release+".key", filepath.Join(unsigned, "slugify.wasm"))
+	last := reg.push(t, unsigned, "slugify", ref)
+	s.waitLog(t, "pulled tool source", "digest="+last)
+	if names := toolNames(t, cs); !slices.Equal(names, []string{"text_stats"}) {
+		t.Errorf("a version signed again: tools %v; want text_stats", names)
+	}
+}

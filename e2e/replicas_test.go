@@ -379,21 +379,7 @@ func TestReplicasBehindNginx(t *testing.T) {
 	close(killDone)
 	// A new version under the same tag reaches each replica that lives.
 	v2 := toolAs(t, "slugify", "slugify")
-	sidecar := filepath.Join(v2, "slugify.manifest.json")
-	manifest, err := os.ReadFile(sidecar)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(manifest, &m); err != nil {
-		t.Fatal(err)
-	}
-	tool := m["tools"].([]any)[0].(map[string]any)
-	tool["description"] = "(v2) " + tool["description"].(string)
-	manifest, _ = json.Marshal(m)
-	if err := os.WriteFile(sidecar, manifest, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	describeAs(t, v2, "slugify", "(v2) ")
 	pushed := time.Now()
 	second := reg.push(t, v2, "slugify", ref)
 	for i, r := range replicas[:2] {
@@ -433,6 +419,24 @@ func TestReplicasBehindNginx(t *testing.T) {
 			t.Errorf("replica r%d grew from %d to %d MiB under load", i+1, rssWarm[i]>>20, now>>20)
 		}
 	}
+}
+
+// describeAs begins the description of the first tool in the sidecar
+// manifest of stem in dir with prefix: another version of the tool.
+func describeAs(t *testing.T, dir, stem, prefix string) {
+	t.Helper()
+	sidecar := filepath.Join(dir, stem+".manifest.json")
+	var m map[string]any
+	if err := json.Unmarshal(mustRead(t, sidecar), &m); err != nil {
+		t.Fatal(err)
+	}
+	tool := m["tools"].([]any)[0].(map[string]any)
+	tool["description"] = prefix + tool["description"].(string)
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	atomicWrite(t, sidecar, b)
 }
 
 func isClosed(c <-chan struct{}) bool {

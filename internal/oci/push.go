@@ -108,26 +108,28 @@ func Push(ctx context.Context, dst oras.Target, tag string, t Tool, created time
 	if err != nil {
 		return ocispec.Descriptor{}, fmt.Errorf("pushing the manifest: %w", err)
 	}
+	// The signatures go first, the tag last: a server that sees the tag
+	// move finds the new version's signatures already there, rather than
+	// serving it, or refusing it, without them until its next pull.
+	if len(t.Signatures) > 0 {
+		var sigs []ocispec.Descriptor
+		for _, f := range t.Signatures {
+			d, err := pushFile(ctx, dst, MediaTypeMinisig, f)
+			if err != nil {
+				return ocispec.Descriptor{}, err
+			}
+			sigs = append(sigs, d)
+		}
+		if _, err := oras.PackManifest(ctx, dst, oras.PackManifestVersion1_1, ArtifactTypeSignature, oras.PackManifestOptions{
+			Subject:             &desc,
+			Layers:              sigs,
+			ManifestAnnotations: map[string]string{ocispec.AnnotationCreated: stamp},
+		}); err != nil {
+			return ocispec.Descriptor{}, fmt.Errorf("pushing the signatures: %w", err)
+		}
+	}
 	if err := dst.Tag(ctx, desc, tag); err != nil {
 		return ocispec.Descriptor{}, fmt.Errorf("tagging %s as %q: %w", desc.Digest, tag, err)
-	}
-	if len(t.Signatures) == 0 {
-		return desc, nil
-	}
-	var sigs []ocispec.Descriptor
-	for _, f := range t.Signatures {
-		d, err := pushFile(ctx, dst, MediaTypeMinisig, f)
-		if err != nil {
-			return ocispec.Descriptor{}, err
-		}
-		sigs = append(sigs, d)
-	}
-	if _, err := oras.PackManifest(ctx, dst, oras.PackManifestVersion1_1, ArtifactTypeSignature, oras.PackManifestOptions{
-		Subject:             &desc,
-		Layers:              sigs,
-		ManifestAnnotations: map[string]string{ocispec.AnnotationCreated: stamp},
-	}); err != nil {
-		return ocispec.Descriptor{}, fmt.Errorf("pushing the signatures: %w", err)
 	}
 	return desc, nil
 }
