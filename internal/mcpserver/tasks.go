@@ -20,6 +20,7 @@ import (
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/internal/mcpserver/internal/guard"
 	"github.com/wasmcp/wasmcp/internal/registry"
+	"github.com/wasmcp/wasmcp/internal/sandbox"
 )
 
 // TaskOptions bound the tasks of MCP 2025-11-25 (see taskStore). Zero
@@ -96,6 +97,7 @@ type task struct {
 	seq     uint64 // creation order, for tasks/list
 	created time.Time
 	ttl     time.Duration
+	modern  bool // a task of the 2026-07-28 tasks extension
 	cancel  context.CancelFunc
 	expiry  *time.Timer
 	done    chan struct{} // closed once the status is terminal
@@ -241,53 +243,118 @@ func (s *taskStore) create(r taskRequest) (any, *jsonrpc.Error) {
 		return nil, &jsonrpc.Error{Code: guard.CodeMethodNotFound, Message: fmt.Sprintf("tool %q cannot run as a task (its execution.taskSupport is %q): call it without \"task\"", p.Name, abi.TaskForbidden)}
 	}
 
+	t, refusal := s.start(r.owner, r.session, p.Name, p.Arguments, p.Meta.ProgressToken, ttl, false)
+	if refusal != "" {
+		return nil, &jsonrpc.Error{Code: guard.CodeInternalError, Message: "task not created: " + refusal}
+	}
+	return struct {
+		Task any `json:"task"`
+	}{s.state(t)}, nil
+}
+
+// start runs a call of tool with args as a task of owner, or says why
+// not. modern: a 2026-07-28 task, whose tool error is a completed task and
+// whose calls send no reports (the tasks extension has none); otherwise
+// the reports go to session with the task's key. The store's bounds count
+// running tasks and kept ones, but a finished task gives way, oldest
+// first, to a new one rather than refuse it.
+func (s *taskStore) start(owner string, session *mcp.ServerSession, tool string, args json.RawMessage, token any, ttl time.Duration, modern bool) (*task, string) {
 	now := time.Now()
 	ctx, cancel := context.WithCancel(context.Background())
-	t := &task{id: newTaskID(), created: now, updated: now, ttl: ttl, cancel: cancel, done: make(chan struct{}), returned: make(chan struct{}), status: taskWorking}
+	t := &task{id: newTaskID(), created: now, updated: now, ttl: ttl, modern: modern, cancel: cancel, done: make(chan struct{}), returned: make(chan struct{}), status: taskWorking}
 	s.mu.Lock()
-	tasks := s.owners[r.owner]
-	if tasks == nil {
-		tasks = map[string]*task{}
-		s.owners[r.owner] = tasks
-	}
-	var refusal string
-	_, ended := s.ended[r.owner]
-	switch {
-	case ended:
-		refusal = "the session has ended; start a new one"
-	case len(tasks) >= s.opts.PerSession:
-		refusal = fmt.Sprintf("this session holds its maximum of %d tasks; cancel running ones, or wait for finished ones to expire (ask for a shorter ttl), then try again", s.opts.PerSession)
-	case s.total >= s.opts.Total:
-		refusal = fmt.Sprintf("the server holds its maximum of %d tasks; try again later", s.opts.Total)
-	}
+	refusal := s.makeRoomLocked(owner)
 	if refusal != "" {
-		if len(tasks) == 0 {
-			delete(s.owners, r.owner)
-		}
 		s.mu.Unlock()
 		cancel()
-		return nil, &jsonrpc.Error{Code: guard.CodeInternalError, Message: "task not created: " + refusal}
+		return nil, refusal
+	}
+	tasks := s.owners[owner]
+	if tasks == nil {
+		tasks = map[string]*task{}
+		s.owners[owner] = tasks
 	}
 	s.seq++
 	t.seq = s.seq
 	tasks[t.id] = t
 	s.total++
-	t.expiry = time.AfterFunc(ttl, func() { s.expire(r.owner, t) })
-	state := s.stateLocked(t)
+	t.expiry = time.AfterFunc(ttl, func() { s.expire(owner, t) })
 	s.mu.Unlock()
 
-	meta := mcp.Meta{relatedTaskKey: map[string]string{"taskId": t.id}}
-	rep := &clientReporter{ctx: ctx, session: r.session, token: p.Meta.ProgressToken, tool: p.Name, meta: meta}
+	var meta mcp.Meta
+	rep := sandbox.Reporter(noReports{})
+	if !modern {
+		meta = mcp.Meta{relatedTaskKey: map[string]string{"taskId": t.id}}
+		rep = &clientReporter{ctx: ctx, session: session, token: token, tool: tool, meta: meta}
+	}
 	go func() {
 		defer close(t.returned)
 		// No asker: a tool that asks the client cannot be a task (its
 		// manifest is refused).
-		res, err := s.calls.Call(ctx, p.Name, p.Arguments, rep, nil)
+		res, err := s.calls.Call(ctx, tool, args, rep, nil)
 		s.finish(t, res, err, meta)
 	}()
-	return struct {
-		Task any `json:"task"`
-	}{state}, nil
+	return t, ""
+}
+
+// noReports drops a call's reports.
+type noReports struct{}
+
+func (noReports) Log(int32, string)                 {}
+func (noReports) Progress(float64, float64, string) {}
+
+// makeRoomLocked makes room for one more task of owner, evicting the
+// oldest finished task of owner when owner is at its bound and the oldest
+// finished task of any owner when the store is, or says why there is no
+// room; s.mu is held. Without it, finished tasks would hold the bounds
+// against new ones until their ttl ran out.
+func (s *taskStore) makeRoomLocked(owner string) string {
+	if _, ended := s.ended[owner]; ended {
+		return "the session has ended; start a new one"
+	}
+	if len(s.owners[owner]) >= s.opts.PerSession {
+		t := oldestFinished(s.owners[owner])
+		if t == nil {
+			return fmt.Sprintf("this session has its maximum of %d tasks running; cancel some, or wait for them to finish, then try again", s.opts.PerSession)
+		}
+		s.forgetLocked(owner, t)
+	}
+	if s.total >= s.opts.Total {
+		var oldest *task
+		var from string
+		for o, tasks := range s.owners {
+			if t := oldestFinished(tasks); t != nil && (oldest == nil || t.seq < oldest.seq) {
+				oldest, from = t, o
+			}
+		}
+		if oldest == nil {
+			return fmt.Sprintf("the server has its maximum of %d tasks running; try again later", s.opts.Total)
+		}
+		s.forgetLocked(from, oldest)
+	}
+	return ""
+}
+
+// oldestFinished is the first made of the finished tasks, nil if none.
+func oldestFinished(tasks map[string]*task) *task {
+	var oldest *task
+	for _, t := range tasks {
+		if t.status != taskWorking && (oldest == nil || t.seq < oldest.seq) {
+			oldest = t
+		}
+	}
+	return oldest
+}
+
+// forgetLocked forgets owner's task t; s.mu is held.
+func (s *taskStore) forgetLocked(owner string, t *task) {
+	t.expiry.Stop()
+	tasks := s.owners[owner]
+	delete(tasks, t.id)
+	s.total--
+	if len(tasks) == 0 {
+		delete(s.owners, owner)
+	}
 }
 
 // requiredRefusal is the message refusing a call of tool, which runs only
@@ -305,15 +372,18 @@ func (s *taskStore) finish(t *task, res *mcp.CallToolResult, callErr error, meta
 		status, message = taskFailed, callErr.Error()
 		rpcErr = &jsonrpc.Error{Code: guard.CodeInvalidParams, Message: callErr.Error()}
 	} else {
-		if res.IsError {
-			// 2025-11-25 counts a tool's error result as a failed task.
+		if res.IsError && !t.modern {
+			// 2025-11-25 counts a tool's error result as a failed task;
+			// the tasks extension keeps failed for JSON-RPC errors.
 			status, message = taskFailed, "the tool reported an error: tasks/result has it"
 		}
-		// The server's key, whatever the module wrote under it.
-		if res.Meta == nil {
-			res.Meta = mcp.Meta{}
+		if meta != nil {
+			// The server's key, whatever the module wrote under it.
+			if res.Meta == nil {
+				res.Meta = mcp.Meta{}
+			}
+			maps.Copy(res.Meta, meta)
 		}
-		maps.Copy(res.Meta, meta)
 		var err error
 		if result, err = json.Marshal(res); err != nil {
 			status, message = taskFailed, "the tool's result could not be encoded"
@@ -358,18 +428,13 @@ func (s *taskStore) cancelLocked(t *task, message string) {
 func (s *taskStore) expire(owner string, t *task) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	tasks := s.owners[owner]
-	if tasks[t.id] != t {
+	if s.owners[owner][t.id] != t {
 		return
 	}
 	if t.status == taskWorking {
 		s.cancelLocked(t, "The task's time to live ran out.")
 	}
-	delete(tasks, t.id)
-	s.total--
-	if len(tasks) == 0 {
-		delete(s.owners, owner)
-	}
+	s.forgetLocked(owner, t)
 }
 
 // endOwner cancels and forgets every task of owner, whose session has
