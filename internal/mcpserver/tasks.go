@@ -479,7 +479,7 @@ func (s *taskStore) find(owner, id string) (*task, *jsonrpc.Error) {
 	}
 	// Another session's task is not found either: whether it exists is
 	// not this client's to know.
-	return nil, &jsonrpc.Error{Code: guard.CodeInvalidParams, Message: fmt.Sprintf("task %q not found: it never existed in this session, or it expired (its ttl)", id)}
+	return nil, &jsonrpc.Error{Code: guard.CodeInvalidParams, Message: fmt.Sprintf("task %q not found: it was never this client's, or it expired (its ttl), or it had finished and gave way to newer tasks", id)}
 }
 
 // list returns a page of owner's tasks, oldest first, from cursor.
@@ -596,6 +596,11 @@ func taskFields(catalog func() *registry.Catalog) mcp.Middleware {
 			case *mcp.InitializeResult:
 				if hasTaskTools(catalog()) {
 					return &initializeWithTasks{InitializeResult: res, Capabilities: capabilitiesWithTasks{ServerCapabilities: res.Capabilities, Tasks: serverTasks}}, nil
+				}
+			case *mcp.DiscoverResult:
+				// A fresh copy of the capabilities for each request.
+				if hasTaskTools(catalog()) {
+					res.Capabilities.AddExtension(tasksExtension, nil)
 				}
 			case *mcp.ListToolsResult:
 				return listWithExecution(catalog(), res), nil
