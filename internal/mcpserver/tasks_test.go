@@ -532,3 +532,39 @@ func TestTaskReportsNameTheirTask(t *testing.T) {
 		}
 	}
 }
+
+// TestExtensionTaskStatuses: a task of the 2026-07-28 extension whose
+// tool reports an error is completed, with the result inlined (2025-11-25
+// has it failed); a cancelled one inlines nothing; and a session's task
+// is not found through the extension.
+func TestExtensionTaskStatuses(t *testing.T) {
+	s, calls := newHeldStore(t, TaskOptions{})
+	get := func(id string) extensionTask {
+		t.Helper()
+		res, err := s.answerExtension("tasks/get", json.RawMessage(`{"taskId":"`+id+`"}`))
+		if err != nil {
+			t.Fatalf("tasks/get: %d %s", err.Code, err.Message)
+		}
+		return res.(extensionTask)
+	}
+	toolError, refusal := s.start(statelessOwner, nil, "slow", json.RawMessage(`{}`), nil, time.Minute, true)
+	if refusal != "" {
+		t.Fatal(refusal)
+	}
+	(<-calls.started).answer <- &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "no such invoice"}}, IsError: true}
+	<-toolError.done
+	if st := get(toolError.id); st.Status != taskCompleted || st.ResultType != "complete" || !strings.Contains(string(st.Result), `"isError":true`) || st.Error != nil {
+		t.Errorf("a tool error = %+v; want completed with the result", st)
+	}
+	cancelled, _ := s.start(statelessOwner, nil, "slow", json.RawMessage(`{}`), nil, time.Minute, true)
+	<-calls.started
+	s.answerExtension("tasks/cancel", json.RawMessage(`{"taskId":"`+cancelled.id+`"}`))
+	if st := get(cancelled.id); st.Status != taskCancelled || st.Result != nil || st.Error != nil {
+		t.Errorf("a cancelled task = %+v; want cancelled, nothing inlined", st)
+	}
+
+	other := startTask(t, s, "a", "slow", `{}`)
+	if _, err := s.answerExtension("tasks/get", json.RawMessage(`{"taskId":"`+other+`"}`)); err == nil || err.Code != -32602 {
+		t.Errorf("a session's task through the extension: %v", err)
+	}
+}
