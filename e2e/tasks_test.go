@@ -34,7 +34,8 @@ func tasksDir(t *testing.T) string {
 }
 
 // stdioTaskPeer starts a stdio server on dir and initializes its session;
-// end closes its input, and waits for it to exit.
+// end closes its input, and waits for it to exit. The peer passes over
+// notifications to the reply (TestTaskStatusNotifications reads them).
 func stdioTaskPeer(t *testing.T, dir string, extra ...string) (peer rpcPeer, s *server, init rpcReply, end func()) {
 	p := startStdio(t, append([]string{"--tools", dir, "--log-level", "debug"}, extra...)...)
 	next := 0
@@ -42,7 +43,11 @@ func stdioTaskPeer(t *testing.T, dir string, extra ...string) (peer rpcPeer, s *
 		t.Helper()
 		next++
 		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, next, method, params))
-		return p.recv()
+		for {
+			if r := p.recv(); r.Method == "" {
+				return r
+			}
+		}
 	}
 	init = peer("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}`)
 	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
@@ -397,4 +402,74 @@ func TestTasksExtension(t *testing.T) {
 	// A 2025-11-25 session does not see the task.
 	session, _, _ := httpTaskPeer(t, s)
 	wantCode(t, "another owner's task", session("tasks/get", taskParams(created.TaskID)), -32602)
+}
+
+// TestTaskStatusNotifications: over stdio, the end of a 2025-11-25 task
+// is told as notifications/tasks/status with the Task, whether the tool
+// finished or the task was cancelled.
+func TestTaskStatusNotifications(t *testing.T) {
+	p := startStdio(t, "--tools", tasksDir(t))
+	p.send(initialize)
+	p.recv()
+	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	// reply reads lines until the reply to id, and returns it with the
+	// status notifications read on the way.
+	reply := func(id string) (rpcReply, []taskStatus) {
+		t.Helper()
+		var notes []taskStatus
+		for {
+			r := p.recv()
+			if r.Method == "" && string(r.ID) == id {
+				return r, notes
+			}
+			if r.Method == "notifications/tasks/status" {
+				var st taskStatus
+				if err := json.Unmarshal(r.Params, &st); err != nil {
+					t.Fatalf("notifications/tasks/status params %s: %v", r.Params, err)
+				}
+				notes = append(notes, st)
+			}
+		}
+	}
+	taskOf := func(r rpcReply) string {
+		t.Helper()
+		var created struct {
+			Task taskStatus `json:"task"`
+		}
+		if json.Unmarshal(r.Result, &created) != nil || created.Task.TaskID == "" {
+			t.Fatalf("not a CreateTaskResult: %s %+v", r.Result, r.Error)
+		}
+		return created.Task.TaskID
+	}
+
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_invoices","arguments":{"startDate":"2026-01-01","endDate":"2026-01-31"},"task":{}}}`)
+	created, _ := reply("1")
+	search := taskOf(created)
+	// tasks/result waits for the end, which is told before the result
+	// or after it: the notification is written as the task ends.
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{"taskId":"` + search + `"}}`)
+	_, notes := reply("2")
+	p.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"task_spin","arguments":{},"task":{}}}`)
+	r, more := reply("3")
+	notes = append(notes, more...)
+	spin := taskOf(r)
+	p.send(`{"jsonrpc":"2.0","id":4,"method":"tasks/cancel","params":{"taskId":"` + spin + `"}}`)
+	_, more = reply("4")
+	notes = append(notes, more...)
+	// Each end once: read on until both are in, a round trip at a time.
+	for i := 0; len(notes) < 2 && i < 100; i++ {
+		p.send(`{"jsonrpc":"2.0","id":5,"method":"ping","params":{}}`)
+		_, more = reply("5")
+		notes = append(notes, more...)
+	}
+	want := map[string]string{search: "completed", spin: "cancelled"}
+	for _, n := range notes {
+		if want[n.TaskID] != n.Status {
+			t.Errorf("notifications/tasks/status %+v; want %s's to say %s", n, n.TaskID, want[n.TaskID])
+		}
+		delete(want, n.TaskID)
+	}
+	if len(want) != 0 || len(notes) != 2 {
+		t.Errorf("notifications %+v; want one for each task's end", notes)
+	}
 }

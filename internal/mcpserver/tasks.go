@@ -97,7 +97,8 @@ type task struct {
 	seq     uint64 // creation order, for tasks/list
 	created time.Time
 	ttl     time.Duration
-	modern  bool // a task of the 2026-07-28 tasks extension
+	modern  bool         // a task of the 2026-07-28 tasks extension
+	notify  func([]byte) // taskCall.notify
 	cancel  context.CancelFunc
 	expiry  *time.Timer
 	done    chan struct{} // closed once the status is terminal
@@ -135,6 +136,9 @@ type taskRequest struct {
 	session *mcp.ServerSession
 	method  string
 	params  json.RawMessage
+	// notify, if set, writes a notification to the owner's transport
+	// (taskCall.notify).
+	notify func([]byte)
 }
 
 // handles reports whether the store answers a request of method with
@@ -243,7 +247,7 @@ func (s *taskStore) create(r taskRequest) (any, *jsonrpc.Error) {
 		return nil, &jsonrpc.Error{Code: guard.CodeMethodNotFound, Message: fmt.Sprintf("tool %q cannot run as a task (its execution.taskSupport is %q): call it without \"task\"", p.Name, abi.TaskForbidden)}
 	}
 
-	t, refusal := s.start(r.owner, r.session, p.Name, p.Arguments, p.Meta.ProgressToken, ttl, false)
+	t, refusal := s.start(taskCall{owner: r.owner, session: r.session, tool: p.Name, args: p.Arguments, token: p.Meta.ProgressToken, ttl: ttl, notify: r.notify})
 	if refusal != "" {
 		return nil, &jsonrpc.Error{Code: guard.CodeInternalError, Message: "task not created: " + refusal}
 	}
@@ -252,16 +256,32 @@ func (s *taskStore) create(r taskRequest) (any, *jsonrpc.Error) {
 	}{s.state(t)}, nil
 }
 
-// start runs a call of tool with args as a task of owner, or says why
-// not. modern: a 2026-07-28 task, whose tool error is a completed task and
-// whose calls send no reports (the tasks extension has none); otherwise
-// the reports go to session with the task's key. The store's bounds count
+// taskCall is a call to run as a task.
+type taskCall struct {
+	owner string
+	// session gets the call's reports, with the task's key; nil for none.
+	session *mcp.ServerSession
+	tool    string
+	args    json.RawMessage
+	token   any // the progress token, if any
+	ttl     time.Duration
+	// modern: a task of the 2026-07-28 extension, whose tool error is a
+	// completed task and whose call sends no reports (the extension has
+	// none for tasks).
+	modern bool
+	// notify, if set, is given the notifications/tasks/status of the
+	// task's end (see taskStore.ended).
+	notify func([]byte)
+}
+
+// start runs c as a task, or says why not. The store's bounds count
 // running tasks and kept ones, but a finished task gives way, oldest
 // first, to a new one rather than refuse it.
-func (s *taskStore) start(owner string, session *mcp.ServerSession, tool string, args json.RawMessage, token any, ttl time.Duration, modern bool) (*task, string) {
+func (s *taskStore) start(c taskCall) (*task, string) {
+	owner, tool, modern := c.owner, c.tool, c.modern
 	now := time.Now()
 	ctx, cancel := context.WithCancel(context.Background())
-	t := &task{id: newTaskID(), created: now, updated: now, ttl: ttl, modern: modern, cancel: cancel, done: make(chan struct{}), returned: make(chan struct{}), status: taskWorking}
+	t := &task{id: newTaskID(), created: now, updated: now, ttl: c.ttl, modern: modern, notify: c.notify, cancel: cancel, done: make(chan struct{}), returned: make(chan struct{}), status: taskWorking}
 	s.mu.Lock()
 	refusal := s.makeRoomLocked(owner)
 	if refusal != "" {
@@ -278,20 +298,20 @@ func (s *taskStore) start(owner string, session *mcp.ServerSession, tool string,
 	t.seq = s.seq
 	tasks[t.id] = t
 	s.total++
-	t.expiry = time.AfterFunc(ttl, func() { s.expire(owner, t) })
+	t.expiry = time.AfterFunc(c.ttl, func() { s.expire(owner, t) })
 	s.mu.Unlock()
 
 	var meta mcp.Meta
 	rep := sandbox.Reporter(noReports{})
 	if !modern {
 		meta = mcp.Meta{relatedTaskKey: map[string]string{"taskId": t.id}}
-		rep = &clientReporter{ctx: ctx, session: session, token: token, tool: tool, meta: meta}
+		rep = &clientReporter{ctx: ctx, session: c.session, token: c.token, tool: tool, meta: meta}
 	}
 	go func() {
 		defer close(t.returned)
 		// No asker: a tool that asks the client cannot be a task (its
 		// manifest is refused).
-		res, err := s.calls.Call(ctx, tool, args, rep, nil)
+		res, err := s.calls.Call(ctx, tool, c.args, rep, nil)
 		s.finish(t, res, err, meta)
 	}()
 	return t, ""
@@ -397,6 +417,25 @@ func (s *taskStore) finish(t *task, res *mcp.CallToolResult, callErr error, meta
 	}
 	t.status, t.message, t.result, t.err, t.updated = status, message, result, rpcErr, time.Now()
 	close(t.done)
+	s.endedLocked(t)
+}
+
+// endedLocked sends notifications/tasks/status of t, which has just
+// ended, where its request's transport can carry it; s.mu is held. Only
+// ends are told, as the revision allows ("may choose to only send them for
+// certain status transitions"): they are what a client waits for. It is
+// written in the background, so that a client slow to read holds up
+// nothing of the store's, and at most once, as a task ends once.
+func (s *taskStore) endedLocked(t *task) {
+	if t.notify == nil {
+		return
+	}
+	params, err := json.Marshal(s.stateLocked(t))
+	if err != nil {
+		return
+	}
+	msg := []byte(`{"jsonrpc":"2.0","method":"notifications/tasks/status","params":` + string(params) + "}\n")
+	go t.notify(msg)
 }
 
 // cancel cancels t, unless it has ended, and returns its state.
@@ -422,6 +461,7 @@ func (s *taskStore) cancelLocked(t *task, message string) {
 	}
 	t.result, _ = json.Marshal(res)
 	close(t.done)
+	s.endedLocked(t)
 }
 
 // expire forgets t once its time is up, cancelling it if it still runs.
@@ -446,6 +486,7 @@ func (s *taskStore) endOwner(owner string) <-chan struct{} {
 	var running []*task
 	for _, t := range s.owners[owner] {
 		if t.status == taskWorking {
+			t.notify = nil // there is no one to tell
 			s.cancelLocked(t, "The session ended.")
 			running = append(running, t)
 		}

@@ -134,7 +134,7 @@ func (s *taskStore) serverDirected(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			return next(ctx, method, req)
 		}
-		t, refusal := s.start(statelessOwner, nil, call.Params.Name, call.Params.Arguments, nil, s.taskTTL(), true)
+		t, refusal := s.start(taskCall{owner: statelessOwner, tool: call.Params.Name, args: call.Params.Arguments, ttl: s.taskTTL(), modern: true})
 		switch {
 		case refusal != "" && required:
 			return nil, &jsonrpc.Error{Code: guard.CodeInternalError, Message: "task not created: " + refusal}
