@@ -247,13 +247,13 @@ func (s *taskStore) create(r taskRequest) (any, *jsonrpc.Error) {
 		return nil, &jsonrpc.Error{Code: guard.CodeMethodNotFound, Message: fmt.Sprintf("tool %q cannot run as a task (its execution.taskSupport is %q): call it without \"task\"", p.Name, abi.TaskForbidden)}
 	}
 
-	t, refusal := s.start(taskCall{owner: r.owner, session: r.session, tool: p.Name, args: p.Arguments, token: p.Meta.ProgressToken, ttl: ttl, notify: r.notify})
+	_, state, refusal := s.start(taskCall{owner: r.owner, session: r.session, tool: p.Name, args: p.Arguments, token: p.Meta.ProgressToken, ttl: ttl, notify: r.notify})
 	if refusal != "" {
 		return nil, &jsonrpc.Error{Code: guard.CodeInternalError, Message: "task not created: " + refusal}
 	}
 	return struct {
 		Task any `json:"task"`
-	}{s.state(t)}, nil
+	}{state}, nil
 }
 
 // taskCall is a call to run as a task.
@@ -274,10 +274,12 @@ type taskCall struct {
 	notify func([]byte)
 }
 
-// start runs c as a task, or says why not. The store's bounds count
-// running tasks and kept ones, but a finished task gives way, oldest
-// first, to a new one rather than refuse it.
-func (s *taskStore) start(c taskCall) (*task, string) {
+// start runs c as a task, and returns it with its state as it was made
+// (a task of no ttl may be gone by the time start returns), or says why
+// not. The store's bounds count running tasks and kept ones, but a
+// finished task gives way, oldest first, to a new one rather than refuse
+// it.
+func (s *taskStore) start(c taskCall) (*task, taskState, string) {
 	owner, tool, modern := c.owner, c.tool, c.modern
 	now := time.Now()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -287,7 +289,7 @@ func (s *taskStore) start(c taskCall) (*task, string) {
 	if refusal != "" {
 		s.mu.Unlock()
 		cancel()
-		return nil, refusal
+		return nil, taskState{}, refusal
 	}
 	tasks := s.owners[owner]
 	if tasks == nil {
@@ -299,6 +301,7 @@ func (s *taskStore) start(c taskCall) (*task, string) {
 	tasks[t.id] = t
 	s.total++
 	t.expiry = time.AfterFunc(c.ttl, func() { s.expire(owner, t) })
+	state := s.stateLocked(t)
 	s.mu.Unlock()
 
 	var meta mcp.Meta
@@ -314,7 +317,7 @@ func (s *taskStore) start(c taskCall) (*task, string) {
 		res, err := s.calls.Call(ctx, tool, c.args, rep, nil)
 		s.finish(t, res, err, meta)
 	}()
-	return t, ""
+	return t, state, ""
 }
 
 // noReports drops a call's reports.

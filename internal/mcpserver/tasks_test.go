@@ -547,7 +547,7 @@ func TestExtensionTaskStatuses(t *testing.T) {
 		}
 		return res.(extensionTask)
 	}
-	toolError, refusal := s.start(taskCall{owner: statelessOwner, tool: "slow", args: json.RawMessage(`{}`), ttl: time.Minute, modern: true})
+	toolError, _, refusal := s.start(taskCall{owner: statelessOwner, tool: "slow", args: json.RawMessage(`{}`), ttl: time.Minute, modern: true})
 	if refusal != "" {
 		t.Fatal(refusal)
 	}
@@ -556,7 +556,7 @@ func TestExtensionTaskStatuses(t *testing.T) {
 	if st := get(toolError.id); st.Status != taskCompleted || st.ResultType != "complete" || !strings.Contains(string(st.Result), `"isError":true`) || st.Error != nil {
 		t.Errorf("a tool error = %+v; want completed with the result", st)
 	}
-	cancelled, _ := s.start(taskCall{owner: statelessOwner, tool: "slow", args: json.RawMessage(`{}`), ttl: time.Minute, modern: true})
+	cancelled, _, _ := s.start(taskCall{owner: statelessOwner, tool: "slow", args: json.RawMessage(`{}`), ttl: time.Minute, modern: true})
 	<-calls.started
 	s.answerExtension("tasks/cancel", json.RawMessage(`{"taskId":"`+cancelled.id+`"}`))
 	if st := get(cancelled.id); st.Status != taskCancelled || st.Result != nil || st.Error != nil {

@@ -76,14 +76,10 @@ type extensionTask struct {
 
 // detailed is t as tasks/get gives it: the result of a completed task, the
 // error of a failed one.
-func (s *taskStore) detailed(t *task, resultType string) extensionTask {
+func (s *taskStore) detailed(t *task) extensionTask {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := s.stateLocked(t)
-	out := extensionTask{
-		ResultType: resultType, TaskID: st.TaskID, Status: st.Status, StatusMessage: st.StatusMessage,
-		CreatedAt: st.CreatedAt, LastUpdatedAt: st.LastUpdatedAt, TTLMs: st.TTL, PollIntervalMs: st.PollInterval,
-	}
+	out := extensionOf(s.stateLocked(t), "complete")
 	switch t.status {
 	case taskCompleted:
 		out.Result = t.result
@@ -91,6 +87,14 @@ func (s *taskStore) detailed(t *task, resultType string) extensionTask {
 		out.Error = t.err
 	}
 	return out
+}
+
+// extensionOf is st as the extension has it, with resultType.
+func extensionOf(st taskState, resultType string) extensionTask {
+	return extensionTask{
+		ResultType: resultType, TaskID: st.TaskID, Status: st.Status, StatusMessage: st.StatusMessage,
+		CreatedAt: st.CreatedAt, LastUpdatedAt: st.LastUpdatedAt, TTLMs: st.TTL, PollIntervalMs: st.PollInterval,
+	}
 }
 
 // createTaskResult is a CreateTaskResult in the SDK's tools/call path. It
@@ -134,14 +138,14 @@ func (s *taskStore) serverDirected(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			return next(ctx, method, req)
 		}
-		t, refusal := s.start(taskCall{owner: statelessOwner, tool: call.Params.Name, args: call.Params.Arguments, ttl: s.taskTTL(), modern: true})
+		_, state, refusal := s.start(taskCall{owner: statelessOwner, tool: call.Params.Name, args: call.Params.Arguments, ttl: s.taskTTL(), modern: true})
 		switch {
 		case refusal != "" && required:
 			return nil, &jsonrpc.Error{Code: guard.CodeInternalError, Message: "task not created: " + refusal}
 		case refusal != "":
 			return next(ctx, method, req)
 		}
-		return &createTaskResult{CallToolResult: &mcp.CallToolResult{}, task: s.detailed(t, "task")}, nil
+		return &createTaskResult{CallToolResult: &mcp.CallToolResult{}, task: extensionOf(state, "task")}, nil
 	}
 }
 
@@ -163,7 +167,7 @@ func (s *taskStore) answerExtension(method string, params json.RawMessage) (any,
 	}
 	switch method {
 	case "tasks/get":
-		return s.detailed(t, "complete"), nil
+		return s.detailed(t), nil
 	case "tasks/cancel":
 		s.mu.Lock()
 		if t.status == taskWorking {
