@@ -88,7 +88,7 @@ func loadFile(path string, opts LoadOptions) (*Module, stamp, error) {
 			hostImports = append(hostImports, imp.Name)
 		}
 	}
-	if err := manifest.CheckAsks(hostImports); err != nil {
+	if err := manifest.CheckAsks(hostImports, len(parsed.CustomNamed(abi.InitSection)) > 0); err != nil {
 		return nil, st, err
 	}
 	sum := sha256.Sum256(wasm)
