@@ -381,14 +381,20 @@ func checkClient(client []string) error {
 
 // CheckAsks reports the first of a module's imports of HostModule that
 // asks the client for a capability no tool or prompt of the manifest
-// declares in "client": such a module could only fail its asks.
-func (m *Manifest) CheckAsks(imports []string) error {
+// declares in "client": such a module could only fail its asks. runtime
+// says that the module is a language runtime carrying its tool (it has an
+// InitSection): one runtime serves tools that ask and tools that do not,
+// so its import of ask_all, which asks for what its request names, is the
+// runtime's and not the tool's, and passes. Nothing is given up: each ask
+// is checked again at the call against what the tool and the client
+// declared, and a tool that declares nothing gets code 7.
+func (m *Manifest) CheckAsks(imports []string, runtime bool) error {
 	declares := func(c string) bool {
 		return slices.ContainsFunc(m.Tools, func(t Tool) bool { return slices.Contains(t.Client, c) || c == "" && len(t.Client) > 0 }) ||
 			slices.ContainsFunc(m.Prompts, func(p Prompt) bool { return slices.Contains(p.Client, c) || c == "" && len(p.Client) > 0 })
 	}
 	for _, name := range imports {
-		if name == AskAll && !declares("") {
+		if name == AskAll && !runtime && !declares("") {
 			return fmt.Errorf(`imports %s.%s, which asks the client, but no tool or prompt of its manifest declares what it may ask for ("client": ["elicitation"], "sampling" or "roots"); declare it on those that ask`, HostModule, name)
 		}
 		ask, ok := AskFunctions[name]

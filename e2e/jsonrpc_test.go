@@ -15,6 +15,8 @@ import (
 // rpcReply is the part of a JSON-RPC response these tests check.
 type rpcReply struct {
 	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"` // of a notification
+	Params json.RawMessage `json:"params"`
 	Result json.RawMessage `json:"result"`
 	Error  *struct {
 		Code    int    `json:"code"`

@@ -159,7 +159,7 @@ func TestResourcesReload(t *testing.T) {
 
 	writeModule("b", `{"abi":1,"resources":[{"uri":"a://one","name":"one","text":"served by b"},{"uri":"b://two","name":"two","text":"b"}]}`)
 	check("adding a module that claims a served URI", "a://one", "b://two")
-	s.waitLog(t, "duplicate resource", "b.wasm", "a.wasm")
+	s.waitLog(t, "resource URIs served by another module", "b.wasm", "a.wasm")
 	if c := read(t, watchers[0].cs, "a://one"); c.Text != "served by a" {
 		t.Errorf("a://one = %+v; want the first file's", c)
 	}
@@ -172,6 +172,40 @@ func TestResourcesReload(t *testing.T) {
 	check("removing the first module", "a://one", "b://two")
 	if c := read(t, watchers[1].cs, "a://one"); c.Text != "served by b" {
 		t.Errorf("a://one = %+v; want b's once a is gone", c)
+	}
+}
+
+// TestNoTemplateCapture: a module whose template would match the URIs
+// another module serves ("notes://s{+rest}" against "notes://{name}",
+// and it sorts first among templates) does not serve it, so reads of
+// those URIs still run the module that serves them, on both revisions;
+// the rest of the later module serves as before.
+func TestNoTemplateCapture(t *testing.T) {
+	dir := t.TempDir()
+	wattest.Write(t, dir, "contents", "a")
+	atomicWrite(t, filepath.Join(dir, "a.manifest.json"), []byte(`{"abi":1,"resourceTemplates":[{"uriTemplate":"notes://{name}","name":"notes"}]}`))
+	wattest.Write(t, dir, "trap", "b")
+	atomicWrite(t, filepath.Join(dir, "b.manifest.json"), []byte(`{"abi":1,"resourceTemplates":[{"uriTemplate":"notes://s{+rest}","name":"capture"}],
+		"resources":[{"uri":"b://own","name":"own","text":"b's own"}]}`))
+	s := startHTTPIn(t, dir)
+	s.waitLog(t, "resource URIs served by another module", "b.wasm", "uri=notes://s{+rest}", "a.wasm")
+	for _, v := range versions {
+		t.Run(v, func(t *testing.T) {
+			cs := connectHTTP(t, s, v)
+			templates, err := cs.ListResourceTemplates(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(templates.ResourceTemplates) != 1 || templates.ResourceTemplates[0].URITemplate != "notes://{name}" {
+				t.Errorf("resources/templates/list = %+v; want a's alone", templates.ResourceTemplates)
+			}
+			if c := read(t, cs, "notes://secret"); c.Text != "read by the module" {
+				t.Errorf("notes://secret = %+v; want it read by a's module", c)
+			}
+			if c := read(t, cs, "b://own"); c.Text != "b's own" {
+				t.Errorf("b://own = %+v; want b's other resources served", c)
+			}
+		})
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // rpcPeer sends one JSON-RPC request and returns its reply, over some
@@ -33,7 +34,8 @@ func tasksDir(t *testing.T) string {
 }
 
 // stdioTaskPeer starts a stdio server on dir and initializes its session;
-// end closes its input, and waits for it to exit.
+// end closes its input, and waits for it to exit. The peer passes over
+// notifications to the reply (TestTaskStatusNotifications reads them).
 func stdioTaskPeer(t *testing.T, dir string, extra ...string) (peer rpcPeer, s *server, init rpcReply, end func()) {
 	p := startStdio(t, append([]string{"--tools", dir, "--log-level", "debug"}, extra...)...)
 	next := 0
@@ -41,7 +43,11 @@ func stdioTaskPeer(t *testing.T, dir string, extra ...string) (peer rpcPeer, s *
 		t.Helper()
 		next++
 		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, next, method, params))
-		return p.recv()
+		for {
+			if r := p.recv(); r.Method == "" {
+				return r
+			}
+		}
 	}
 	init = peer("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}`)
 	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
@@ -103,12 +109,12 @@ func TestTaskRequestsOutOfTurn(t *testing.T) {
 // TestTaskFlags serves tasks with bounds of the operator's.
 func TestTaskFlags(t *testing.T) {
 	peer, _, _, _ := stdioTaskPeer(t, tasksDir(t), "--max-tasks-per-session", "1", "--task-max-ttl", "1m")
-	search := `{"name":"search_invoices","arguments":{"startDate":"2026-01-01","endDate":"2026-01-31"},"task":{"ttl":3600000}}`
-	if created := createTask(t, peer, search); created.TTL != 60000 {
+	// task_spin runs until cancelled, so it holds the session's one place.
+	if created := createTask(t, peer, `{"name":"task_spin","arguments":{},"task":{"ttl":3600000}}`); created.TTL != 60000 {
 		t.Errorf("ttl %d; want --task-max-ttl, 60000", created.TTL)
 	}
-	r := peer("tools/call", search)
-	if r.Error == nil || !strings.Contains(r.Error.Message, "maximum of 1 tasks") {
+	r := peer("tools/call", `{"name":"search_invoices","arguments":{"startDate":"2026-01-01","endDate":"2026-01-31"},"task":{}}`)
+	if r.Error == nil || r.Error.Code != -32603 || !strings.Contains(r.Error.Message, "maximum of 1 tasks running") {
 		t.Errorf("a second task: %s %+v", r.Result, r.Error)
 	}
 }
@@ -217,15 +223,10 @@ func checkTasks(t *testing.T, s *server, init rpcReply, peer, other rpcPeer) {
 		t.Errorf("after tasks/cancel: %+v", st)
 	}
 
-	// A flood: the session holds at most 64 tasks, these three among them.
-	var refused *rpcReply
-	for i := 3; i < 70 && refused == nil; i++ {
-		if r := peer("tools/call", search); r.Error != nil {
-			refused = &r
-		}
-	}
-	if refused == nil || refused.Error.Code != -32603 || !strings.Contains(refused.Error.Message, "maximum of 64 tasks") {
-		t.Errorf("the 65th task: %+v", refused)
+	// Many tasks, within the session's bound of 64 (TestTaskFlags meets
+	// it), list in pages.
+	for i := 3; i < 60; i++ {
+		createTask(t, peer, search)
 	}
 	var page struct {
 		Tasks      []taskStatus `json:"tasks"`
@@ -276,4 +277,199 @@ func getTask(t *testing.T, peer rpcPeer, id string) taskStatus {
 		t.Fatalf("tasks/get: %s %+v", r.Result, r.Error)
 	}
 	return st
+}
+
+// extensionPeer sends 2026-07-28 requests to s as a client does, with the
+// routing headers (Mcp-Name: the tool's name or the taskId) and _meta
+// whose clientCapabilities are caps; it returns the HTTP status too.
+func extensionPeer(t *testing.T, s *server, caps string) func(method, name, params string, header ...string) (int, rpcReply) {
+	next := 0
+	return func(method, name, params string, header ...string) (int, rpcReply) {
+		t.Helper()
+		next++
+		h := map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": method, "Mcp-Name": name}
+		for i := 0; i+1 < len(header); i += 2 {
+			h[header[i]] = header[i+1]
+		}
+		meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps + `}`
+		status, r, _ := post(t, s.url, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":{%s,%s}}`, next, method, params, meta), h)
+		return status, r
+	}
+}
+
+// extensionTask is the part of the tasks extension's Task these tests
+// check.
+type extensionTask struct {
+	ResultType     string          `json:"resultType"`
+	TaskID         string          `json:"taskId"`
+	Status         string          `json:"status"`
+	TTLMs          int64           `json:"ttlMs"`
+	PollIntervalMs int64           `json:"pollIntervalMs"`
+	Result         json.RawMessage `json:"result"`
+}
+
+// TestTasksExtension runs 2026-07-28's tasks (SEP-2663) over HTTP: the
+// server advertises the extension and makes a task of each call of a tool
+// that may run long, for a client that declares it; tasks/get inlines the
+// result; tasks/cancel stops a task; a client without the extension gets
+// a plain result, or -32021 for a tool that runs only as a task; the
+// removed methods are -32601; and the routing headers must match.
+func TestTasksExtension(t *testing.T) {
+	s := startHTTPIn(t, tasksDir(t), "--log-level", "debug")
+	tasks := `{"extensions":{"io.modelcontextprotocol/tasks":{}}}`
+	peer, plain := extensionPeer(t, s, tasks), extensionPeer(t, s, `{}`)
+	decode := func(what string, p func(method, name, params string, header ...string) (int, rpcReply), method, name, params string) extensionTask {
+		t.Helper()
+		status, r := p(method, name, params)
+		var task extensionTask
+		if err := json.Unmarshal(r.Result, &task); err != nil || r.Error != nil || status != http.StatusOK {
+			t.Fatalf("%s: %d %s %+v", what, status, r.Result, r.Error)
+		}
+		return task
+	}
+
+	_, discover := peer("server/discover", "", `"x":1`)
+	if !strings.Contains(string(discover.Result), `"extensions":{"io.modelcontextprotocol/tasks":{}}`) {
+		t.Errorf("server/discover does not advertise the tasks extension: %s", discover.Result)
+	}
+
+	search := `"name":"search_invoices","arguments":{"startDate":"2026-01-01","endDate":"2026-01-31"}`
+	created := decode("a call as a task", peer, "tools/call", "search_invoices", search)
+	if created.ResultType != "task" || created.TaskID == "" || created.Status != "working" || created.TTLMs != 600000 || created.PollIntervalMs <= 0 {
+		t.Fatalf("CreateTaskResult = %+v; want resultType task, working, ttlMs 600000", created)
+	}
+	var done extensionTask
+	for done.Status == "" || done.Status == "working" {
+		if done.Status != "" {
+			time.Sleep(time.Duration(done.PollIntervalMs) * time.Millisecond) // as the task asks a client to
+		}
+		done = decode("tasks/get", peer, "tasks/get", created.TaskID, `"taskId":"`+created.TaskID+`"`)
+	}
+	if done.Status != "completed" || done.ResultType != "complete" || !strings.Contains(string(done.Result), "INV-2026-00") {
+		t.Errorf("the finished task = %+v %s; want completed with the tool's result inlined", done, done.Result)
+	}
+
+	if res := decode("a call without the extension", plain, "tools/call", "search_invoices", search); res.ResultType != "complete" || res.TaskID != "" {
+		t.Errorf("a call from a client without the extension = %+v; want a plain result", res)
+	}
+	if status, r := plain("tools/call", "task_spin", `"name":"task_spin","arguments":{}`); status != http.StatusBadRequest {
+		t.Errorf("a task-only tool without the extension: HTTP %d", status)
+	} else {
+		wantCode(t, "a task-only tool without the extension", r, -32021)
+	}
+
+	spin := decode("task_spin as a task", peer, "tools/call", "task_spin", `"name":"task_spin","arguments":{}`)
+	s.waitLog(t, "run started", "tool=task_spin")
+	get := `"taskId":"` + spin.TaskID + `"`
+	if ack := decode("tasks/update", peer, "tasks/update", spin.TaskID, get+`,"inputResponses":{"nobody":{}}`); ack.ResultType != "complete" {
+		t.Errorf("tasks/update ack = %+v", ack)
+	}
+	if ack := decode("tasks/cancel", peer, "tasks/cancel", spin.TaskID, get); ack.ResultType != "complete" || ack.TaskID != "" {
+		t.Errorf("tasks/cancel ack = %+v; want an empty result", ack)
+	}
+	s.waitLog(t, "msg=call", "tool=task_spin", "outcome=cancelled")
+	if st := decode("tasks/get", peer, "tasks/get", spin.TaskID, get); st.Status != "cancelled" {
+		t.Errorf("a cancelled task = %+v", st)
+	}
+
+	for _, c := range []struct {
+		what           string
+		status, code   int
+		method, name   string
+		params         string
+		withoutTasks   bool
+		headerOverride []string
+	}{
+		{"an unknown task", 400, -32602, "tasks/get", "nope", `"taskId":"nope"`, false, nil},
+		{"a mismatched Mcp-Name", 400, -32020, "tasks/get", "other", get, false, nil},
+		{"a mismatched Mcp-Method", 400, -32020, "tasks/get", spin.TaskID, get, false, []string{"Mcp-Method", "tasks/cancel"}},
+		{"a mismatched protocol version", 400, -32020, "tasks/get", spin.TaskID, get, false, []string{"Mcp-Protocol-Version", "2025-11-25"}},
+		{"a client without the extension", 400, -32021, "tasks/get", spin.TaskID, get, true, nil},
+		{"tasks/result, removed", 404, -32601, "tasks/result", spin.TaskID, get, false, nil},
+		{"tasks/list, removed", 404, -32601, "tasks/list", "", `"x":1`, false, nil},
+	} {
+		p := peer
+		if c.withoutTasks {
+			p = plain
+		}
+		status, r := p(c.method, c.name, c.params, c.headerOverride...)
+		if status != c.status {
+			t.Errorf("%s: HTTP %d; want %d", c.what, status, c.status)
+		}
+		wantCode(t, c.what, r, c.code)
+	}
+
+	// A 2025-11-25 session does not see the task.
+	session, _, _ := httpTaskPeer(t, s)
+	wantCode(t, "another owner's task", session("tasks/get", taskParams(created.TaskID)), -32602)
+}
+
+// TestTaskStatusNotifications: over stdio, the end of a 2025-11-25 task
+// is told as notifications/tasks/status with the Task, whether the tool
+// finished or the task was cancelled.
+func TestTaskStatusNotifications(t *testing.T) {
+	p := startStdio(t, "--tools", tasksDir(t))
+	p.send(initialize)
+	p.recv()
+	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	// reply reads lines until the reply to id, and returns it with the
+	// status notifications read on the way.
+	reply := func(id string) (rpcReply, []taskStatus) {
+		t.Helper()
+		var notes []taskStatus
+		for {
+			r := p.recv()
+			if r.Method == "" && string(r.ID) == id {
+				return r, notes
+			}
+			if r.Method == "notifications/tasks/status" {
+				var st taskStatus
+				if err := json.Unmarshal(r.Params, &st); err != nil {
+					t.Fatalf("notifications/tasks/status params %s: %v", r.Params, err)
+				}
+				notes = append(notes, st)
+			}
+		}
+	}
+	taskOf := func(r rpcReply) string {
+		t.Helper()
+		var created struct {
+			Task taskStatus `json:"task"`
+		}
+		if json.Unmarshal(r.Result, &created) != nil || created.Task.TaskID == "" {
+			t.Fatalf("not a CreateTaskResult: %s %+v", r.Result, r.Error)
+		}
+		return created.Task.TaskID
+	}
+
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_invoices","arguments":{"startDate":"2026-01-01","endDate":"2026-01-31"},"task":{}}}`)
+	created, _ := reply("1")
+	search := taskOf(created)
+	// tasks/result waits for the end, which is told before the result
+	// or after it: the notification is written as the task ends.
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{"taskId":"` + search + `"}}`)
+	_, notes := reply("2")
+	p.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"task_spin","arguments":{},"task":{}}}`)
+	r, more := reply("3")
+	notes = append(notes, more...)
+	spin := taskOf(r)
+	p.send(`{"jsonrpc":"2.0","id":4,"method":"tasks/cancel","params":{"taskId":"` + spin + `"}}`)
+	_, more = reply("4")
+	notes = append(notes, more...)
+	// Each end once: read on until both are in, a round trip at a time.
+	for i := 0; len(notes) < 2 && i < 100; i++ {
+		p.send(`{"jsonrpc":"2.0","id":5,"method":"ping","params":{}}`)
+		_, more = reply("5")
+		notes = append(notes, more...)
+	}
+	want := map[string]string{search: "completed", spin: "cancelled"}
+	for _, n := range notes {
+		if want[n.TaskID] != n.Status {
+			t.Errorf("notifications/tasks/status %+v; want %s's to say %s", n, n.TaskID, want[n.TaskID])
+		}
+		delete(want, n.TaskID)
+	}
+	if len(want) != 0 || len(notes) != 2 {
+		t.Errorf("notifications %+v; want one for each task's end", notes)
+	}
 }

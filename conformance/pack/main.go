@@ -90,7 +90,45 @@ func tools() []guest.Tool {
 		guest.JSON("json_schema_2020_12_tool", jsonSchemaTool),
 		guest.Text("test_x_mcp_header", xMCPHeader),
 		guest.Text("test_reconnection", reconnection),
+		guest.Text("about", about),
+		guest.Text("greet", greet),
+		guest.Text("slow_compute", slowCompute),
+		guest.Text("failing_job", failingJob),
 	}, askTools()...)
+}
+
+// about says what the pack is. It is first in tools/list (the SDK lists
+// by name), where http-header-validation takes the tool it calls with no
+// arguments: without it, that would be failing_job, which runs only as a
+// task.
+func about(none) (string, error) {
+	return "The wasmcp conformance tool pack: the tools the MCP conformance suite calls, as one WebAssembly module.", nil
+}
+
+// The fixtures of the tasks extension's scenarios (SEP-2663): greet runs
+// as a plain call, slow_compute may run as a task (execution.taskSupport
+// "optional"), and failing_job runs only as one ("required").
+
+type greetArgs struct {
+	Name string `json:"name"`
+}
+
+func greet(a greetArgs) (string, error) { return "Hello, " + a.Name + "!", nil }
+
+type slowArgs struct {
+	Seconds float64 `json:"seconds"`
+	Label   string  `json:"label"`
+}
+
+// slowCompute waits the seconds asked for, within the module's time
+// limit; the scenarios cancel the long ones.
+func slowCompute(a slowArgs) (string, error) {
+	time.Sleep(time.Duration(a.Seconds * float64(time.Second)))
+	return fmt.Sprintf("Computed %s after %gs", a.Label, a.Seconds), nil
+}
+
+func failingJob(none) (string, error) {
+	return "", errors.New("This job intentionally fails for testing")
 }
 
 // reconnection outlasts the --poll-interval that conformance/run gives the

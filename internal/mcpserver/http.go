@@ -292,6 +292,10 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, http.StatusBadRequest, guard.ErrorResponse(id, guard.CodeInvalidRequest, noSession(v.Method)))
 		return
 	}
+	if modern && v.Kind == guard.Request && extensionTaskMethods[v.Method] {
+		rt.answerExtensionTask(w, r, id, v)
+		return
+	}
 	if v.Kind == guard.Request && sessionID != "" && rt.tasks.handles(v.Method, v.Params) {
 		if ss := rt.session(sessionID); ss != nil {
 			rt.answerTask(w, r, id, v, release, ss)

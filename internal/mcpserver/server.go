@@ -175,6 +175,7 @@ func New(reg *registry.Registry, calls Caller, opts Options) *Server {
 	// added to the SDK's answers first, and the cache hints of an older
 	// session taken out of the whole.
 	s.tasks = newTaskStore(calls, reg.Current, opts.Tasks)
+	s.mcp.AddReceivingMiddleware(s.tasks.serverDirected)
 	s.mcp.AddReceivingMiddleware(taskFields(reg.Current))
 	s.mcp.AddReceivingMiddleware(withoutLegacyCacheHints)
 	if opts.PollInterval > 0 {

@@ -301,7 +301,10 @@ func (c *stdioConn) answerTask(req *jsonrpc.Request, id, params json.RawMessage)
 	if c.session.InitializeParams() == nil {
 		answer = guard.ErrorResponse(id, guard.CodeInvalidRequest, "invalid request: the session is not initialized; send initialize first")
 	} else {
-		answer = c.tasks.taskResponse(id, taskRequest{ctx: context.Background(), owner: c.owner, session: c.session, method: req.Method, params: params})
+		// A task's end is told as notifications/tasks/status, written as
+		// any message is.
+		notify := func(msg []byte) { c.write(msg) } // a failed write is the connection's, recorded there
+		answer = c.tasks.taskResponse(id, taskRequest{ctx: context.Background(), owner: c.owner, session: c.session, method: req.Method, params: params, notify: notify})
 	}
 	c.ids.answered(req.ID)
 	r := c.calls.answered(req.ID)

@@ -20,6 +20,7 @@ import (
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/internal/mcpserver/internal/guard"
 	"github.com/wasmcp/wasmcp/internal/registry"
+	"github.com/wasmcp/wasmcp/internal/sandbox"
 )
 
 // TaskOptions bound the tasks of MCP 2025-11-25 (see taskStore). Zero
@@ -96,6 +97,8 @@ type task struct {
 	seq     uint64 // creation order, for tasks/list
 	created time.Time
 	ttl     time.Duration
+	modern  bool         // a task of the 2026-07-28 tasks extension
+	notify  func([]byte) // taskCall.notify
 	cancel  context.CancelFunc
 	expiry  *time.Timer
 	done    chan struct{} // closed once the status is terminal
@@ -133,6 +136,9 @@ type taskRequest struct {
 	session *mcp.ServerSession
 	method  string
 	params  json.RawMessage
+	// notify, if set, writes a notification to the owner's transport
+	// (taskCall.notify).
+	notify func([]byte)
 }
 
 // handles reports whether the store answers a request of method with
@@ -241,53 +247,137 @@ func (s *taskStore) create(r taskRequest) (any, *jsonrpc.Error) {
 		return nil, &jsonrpc.Error{Code: guard.CodeMethodNotFound, Message: fmt.Sprintf("tool %q cannot run as a task (its execution.taskSupport is %q): call it without \"task\"", p.Name, abi.TaskForbidden)}
 	}
 
+	_, state, refusal := s.start(taskCall{owner: r.owner, session: r.session, tool: p.Name, args: p.Arguments, token: p.Meta.ProgressToken, ttl: ttl, notify: r.notify})
+	if refusal != "" {
+		return nil, &jsonrpc.Error{Code: guard.CodeInternalError, Message: "task not created: " + refusal}
+	}
+	return struct {
+		Task any `json:"task"`
+	}{state}, nil
+}
+
+// taskCall is a call to run as a task.
+type taskCall struct {
+	owner string
+	// session gets the call's reports, with the task's key; nil for none.
+	session *mcp.ServerSession
+	tool    string
+	args    json.RawMessage
+	token   any // the progress token, if any
+	ttl     time.Duration
+	// modern: a task of the 2026-07-28 extension, whose tool error is a
+	// completed task and whose call sends no reports (the extension has
+	// none for tasks).
+	modern bool
+	// notify, if set, is given the notifications/tasks/status of the
+	// task's end (see taskStore.ended).
+	notify func([]byte)
+}
+
+// start runs c as a task, and returns it with its state as it was made
+// (a task of no ttl may be gone by the time start returns), or says why
+// not. The store's bounds count running tasks and kept ones, but a
+// finished task gives way, oldest first, to a new one rather than refuse
+// it.
+func (s *taskStore) start(c taskCall) (*task, taskState, string) {
+	owner, tool, modern := c.owner, c.tool, c.modern
 	now := time.Now()
 	ctx, cancel := context.WithCancel(context.Background())
-	t := &task{id: newTaskID(), created: now, updated: now, ttl: ttl, cancel: cancel, done: make(chan struct{}), returned: make(chan struct{}), status: taskWorking}
+	t := &task{id: newTaskID(), created: now, updated: now, ttl: c.ttl, modern: modern, notify: c.notify, cancel: cancel, done: make(chan struct{}), returned: make(chan struct{}), status: taskWorking}
 	s.mu.Lock()
-	tasks := s.owners[r.owner]
-	if tasks == nil {
-		tasks = map[string]*task{}
-		s.owners[r.owner] = tasks
-	}
-	var refusal string
-	_, ended := s.ended[r.owner]
-	switch {
-	case ended:
-		refusal = "the session has ended; start a new one"
-	case len(tasks) >= s.opts.PerSession:
-		refusal = fmt.Sprintf("this session holds its maximum of %d tasks; cancel running ones, or wait for finished ones to expire (ask for a shorter ttl), then try again", s.opts.PerSession)
-	case s.total >= s.opts.Total:
-		refusal = fmt.Sprintf("the server holds its maximum of %d tasks; try again later", s.opts.Total)
-	}
+	refusal := s.makeRoomLocked(owner)
 	if refusal != "" {
-		if len(tasks) == 0 {
-			delete(s.owners, r.owner)
-		}
 		s.mu.Unlock()
 		cancel()
-		return nil, &jsonrpc.Error{Code: guard.CodeInternalError, Message: "task not created: " + refusal}
+		return nil, taskState{}, refusal
+	}
+	tasks := s.owners[owner]
+	if tasks == nil {
+		tasks = map[string]*task{}
+		s.owners[owner] = tasks
 	}
 	s.seq++
 	t.seq = s.seq
 	tasks[t.id] = t
 	s.total++
-	t.expiry = time.AfterFunc(ttl, func() { s.expire(r.owner, t) })
+	t.expiry = time.AfterFunc(c.ttl, func() { s.expire(owner, t) })
 	state := s.stateLocked(t)
 	s.mu.Unlock()
 
-	meta := mcp.Meta{relatedTaskKey: map[string]string{"taskId": t.id}}
-	rep := &clientReporter{ctx: ctx, session: r.session, token: p.Meta.ProgressToken, tool: p.Name, meta: meta}
+	var meta mcp.Meta
+	rep := sandbox.Reporter(noReports{})
+	if !modern {
+		meta = mcp.Meta{relatedTaskKey: map[string]string{"taskId": t.id}}
+		rep = &clientReporter{ctx: ctx, session: c.session, token: c.token, tool: tool, meta: meta}
+	}
 	go func() {
 		defer close(t.returned)
 		// No asker: a tool that asks the client cannot be a task (its
 		// manifest is refused).
-		res, err := s.calls.Call(ctx, p.Name, p.Arguments, rep, nil)
+		res, err := s.calls.Call(ctx, tool, c.args, rep, nil)
 		s.finish(t, res, err, meta)
 	}()
-	return struct {
-		Task any `json:"task"`
-	}{state}, nil
+	return t, state, ""
+}
+
+// noReports drops a call's reports.
+type noReports struct{}
+
+func (noReports) Log(int32, string)                 {}
+func (noReports) Progress(float64, float64, string) {}
+
+// makeRoomLocked makes room for one more task of owner, evicting the
+// oldest finished task of owner when owner is at its bound and the oldest
+// finished task of any owner when the store is, or says why there is no
+// room; s.mu is held. Without it, finished tasks would hold the bounds
+// against new ones until their ttl ran out.
+func (s *taskStore) makeRoomLocked(owner string) string {
+	if _, ended := s.ended[owner]; ended {
+		return "the session has ended; start a new one"
+	}
+	if len(s.owners[owner]) >= s.opts.PerSession {
+		t := oldestFinished(s.owners[owner])
+		if t == nil {
+			return fmt.Sprintf("this session has its maximum of %d tasks running; cancel some, or wait for them to finish, then try again", s.opts.PerSession)
+		}
+		s.forgetLocked(owner, t)
+	}
+	if s.total >= s.opts.Total {
+		var oldest *task
+		var from string
+		for o, tasks := range s.owners {
+			if t := oldestFinished(tasks); t != nil && (oldest == nil || t.seq < oldest.seq) {
+				oldest, from = t, o
+			}
+		}
+		if oldest == nil {
+			return fmt.Sprintf("the server has its maximum of %d tasks running; try again later", s.opts.Total)
+		}
+		s.forgetLocked(from, oldest)
+	}
+	return ""
+}
+
+// oldestFinished is the first made of the finished tasks, nil if none.
+func oldestFinished(tasks map[string]*task) *task {
+	var oldest *task
+	for _, t := range tasks {
+		if t.status != taskWorking && (oldest == nil || t.seq < oldest.seq) {
+			oldest = t
+		}
+	}
+	return oldest
+}
+
+// forgetLocked forgets owner's task t; s.mu is held.
+func (s *taskStore) forgetLocked(owner string, t *task) {
+	t.expiry.Stop()
+	tasks := s.owners[owner]
+	delete(tasks, t.id)
+	s.total--
+	if len(tasks) == 0 {
+		delete(s.owners, owner)
+	}
 }
 
 // requiredRefusal is the message refusing a call of tool, which runs only
@@ -305,15 +395,18 @@ func (s *taskStore) finish(t *task, res *mcp.CallToolResult, callErr error, meta
 		status, message = taskFailed, callErr.Error()
 		rpcErr = &jsonrpc.Error{Code: guard.CodeInvalidParams, Message: callErr.Error()}
 	} else {
-		if res.IsError {
-			// 2025-11-25 counts a tool's error result as a failed task.
+		if res.IsError && !t.modern {
+			// 2025-11-25 counts a tool's error result as a failed task;
+			// the tasks extension keeps failed for JSON-RPC errors.
 			status, message = taskFailed, "the tool reported an error: tasks/result has it"
 		}
-		// The server's key, whatever the module wrote under it.
-		if res.Meta == nil {
-			res.Meta = mcp.Meta{}
+		if meta != nil {
+			// The server's key, whatever the module wrote under it.
+			if res.Meta == nil {
+				res.Meta = mcp.Meta{}
+			}
+			maps.Copy(res.Meta, meta)
 		}
-		maps.Copy(res.Meta, meta)
 		var err error
 		if result, err = json.Marshal(res); err != nil {
 			status, message = taskFailed, "the tool's result could not be encoded"
@@ -327,6 +420,25 @@ func (s *taskStore) finish(t *task, res *mcp.CallToolResult, callErr error, meta
 	}
 	t.status, t.message, t.result, t.err, t.updated = status, message, result, rpcErr, time.Now()
 	close(t.done)
+	s.endedLocked(t)
+}
+
+// endedLocked sends notifications/tasks/status of t, which has just
+// ended, where its request's transport can carry it; s.mu is held. Only
+// ends are told, as the revision allows ("may choose to only send them for
+// certain status transitions"): they are what a client waits for. It is
+// written in the background, so that a client slow to read holds up
+// nothing of the store's, and at most once, as a task ends once.
+func (s *taskStore) endedLocked(t *task) {
+	if t.notify == nil {
+		return
+	}
+	params, err := json.Marshal(s.stateLocked(t))
+	if err != nil {
+		return
+	}
+	msg := []byte(`{"jsonrpc":"2.0","method":"notifications/tasks/status","params":` + string(params) + "}\n")
+	go t.notify(msg)
 }
 
 // cancel cancels t, unless it has ended, and returns its state.
@@ -352,24 +464,20 @@ func (s *taskStore) cancelLocked(t *task, message string) {
 	}
 	t.result, _ = json.Marshal(res)
 	close(t.done)
+	s.endedLocked(t)
 }
 
 // expire forgets t once its time is up, cancelling it if it still runs.
 func (s *taskStore) expire(owner string, t *task) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	tasks := s.owners[owner]
-	if tasks[t.id] != t {
+	if s.owners[owner][t.id] != t {
 		return
 	}
 	if t.status == taskWorking {
 		s.cancelLocked(t, "The task's time to live ran out.")
 	}
-	delete(tasks, t.id)
-	s.total--
-	if len(tasks) == 0 {
-		delete(s.owners, owner)
-	}
+	s.forgetLocked(owner, t)
 }
 
 // endOwner cancels and forgets every task of owner, whose session has
@@ -381,6 +489,7 @@ func (s *taskStore) endOwner(owner string) <-chan struct{} {
 	var running []*task
 	for _, t := range s.owners[owner] {
 		if t.status == taskWorking {
+			t.notify = nil // there is no one to tell
 			s.cancelLocked(t, "The session ended.")
 			running = append(running, t)
 		}
@@ -414,7 +523,7 @@ func (s *taskStore) find(owner, id string) (*task, *jsonrpc.Error) {
 	}
 	// Another session's task is not found either: whether it exists is
 	// not this client's to know.
-	return nil, &jsonrpc.Error{Code: guard.CodeInvalidParams, Message: fmt.Sprintf("task %q not found: it never existed in this session, or it expired (its ttl)", id)}
+	return nil, &jsonrpc.Error{Code: guard.CodeInvalidParams, Message: fmt.Sprintf("task %q not found: it was never this client's, or it expired (its ttl), or it had finished and gave way to newer tasks", id)}
 }
 
 // list returns a page of owner's tasks, oldest first, from cursor.
@@ -531,6 +640,11 @@ func taskFields(catalog func() *registry.Catalog) mcp.Middleware {
 			case *mcp.InitializeResult:
 				if hasTaskTools(catalog()) {
 					return &initializeWithTasks{InitializeResult: res, Capabilities: capabilitiesWithTasks{ServerCapabilities: res.Capabilities, Tasks: serverTasks}}, nil
+				}
+			case *mcp.DiscoverResult:
+				// A fresh copy of the capabilities for each request.
+				if hasTaskTools(catalog()) {
+					res.Capabilities.AddExtension(tasksExtension, nil)
 				}
 			case *mcp.ListToolsResult:
 				return listWithExecution(catalog(), res), nil

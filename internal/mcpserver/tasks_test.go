@@ -235,12 +235,45 @@ func TestTaskLimits(t *testing.T) {
 	s, _ := newHeldStore(t, TaskOptions{PerSession: 2, Total: 3})
 	startTask(t, s, "a", "slow", `{}`)
 	startTask(t, s, "a", "slow", `{}`)
-	wantError(t, s, "a", "tools/call", `{"name":"slow","task":{}}`, -32603, "maximum of 2 tasks")
+	wantError(t, s, "a", "tools/call", `{"name":"slow","task":{}}`, -32603, "maximum of 2 tasks running")
 	startTask(t, s, "b", "slow", `{}`)
-	wantError(t, s, "c", "tools/call", `{"name":"slow","task":{}}`, -32603, "server holds its maximum of 3 tasks")
+	wantError(t, s, "c", "tools/call", `{"name":"slow","task":{}}`, -32603, "server has its maximum of 3 tasks running")
 	// A session that ends gives its share back.
 	s.endOwner("a")
 	startTask(t, s, "c", "slow", `{}`)
+}
+
+// TestFinishedTasksMakeRoom: at either bound, a new task takes the place
+// of the oldest finished one (the owner's own at the owner's bound, any
+// owner's at the store's) rather than being refused, and running tasks
+// are never evicted.
+func TestFinishedTasksMakeRoom(t *testing.T) {
+	s, calls := newHeldStore(t, TaskOptions{PerSession: 2, Total: 3})
+	finish := func() {
+		(<-calls.started).answer <- &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "x"}}}
+	}
+	a1 := startTask(t, s, "a", "slow", `{}`)
+	finish()
+	mustAsk(t, s, "a", "tasks/result", `{"taskId":"`+a1+`"}`)
+	a2 := startTask(t, s, "a", "slow", `{}`)
+	finish()
+	mustAsk(t, s, "a", "tasks/result", `{"taskId":"`+a2+`"}`)
+	// a is at its bound with two finished tasks: the oldest goes.
+	a3 := startTask(t, s, "a", "slow", `{}`)
+	wantError(t, s, "a", "tasks/get", `{"taskId":"`+a1+`"}`, -32602, "not found")
+	if st := status(t, s, "a", a2); st.Status != taskCompleted {
+		t.Errorf("a's newer finished task: %+v; want it kept", st)
+	}
+	// The store is at its bound (a2 finished, a3 and b1 running): b's new
+	// task takes the place of a's finished a2.
+	startTask(t, s, "b", "slow", `{}`)
+	startTask(t, s, "b", "slow", `{}`)
+	wantError(t, s, "a", "tasks/get", `{"taskId":"`+a2+`"}`, -32602, "not found")
+	if st := status(t, s, "a", a3); st.Status != taskWorking {
+		t.Errorf("a's running task: %+v; want it kept", st)
+	}
+	// Only running tasks are left: the next is refused.
+	wantError(t, s, "c", "tools/call", `{"name":"slow","task":{}}`, -32603, "maximum of 3 tasks running")
 }
 
 // A task request that found its session live just before the session
@@ -497,5 +530,41 @@ func TestTaskReportsNameTheirTask(t *testing.T) {
 		if got, _ := json.Marshal((<-ch)[relatedTaskKey]); string(got) != `{"taskId":"`+id+`"}` {
 			t.Errorf("%s's related task: %s; want %s", what, got, id)
 		}
+	}
+}
+
+// TestExtensionTaskStatuses: a task of the 2026-07-28 extension whose
+// tool reports an error is completed, with the result inlined (2025-11-25
+// has it failed); a cancelled one inlines nothing; and a session's task
+// is not found through the extension.
+func TestExtensionTaskStatuses(t *testing.T) {
+	s, calls := newHeldStore(t, TaskOptions{})
+	get := func(id string) extensionTask {
+		t.Helper()
+		res, err := s.answerExtension("tasks/get", json.RawMessage(`{"taskId":"`+id+`"}`))
+		if err != nil {
+			t.Fatalf("tasks/get: %d %s", err.Code, err.Message)
+		}
+		return res.(extensionTask)
+	}
+	toolError, _, refusal := s.start(taskCall{owner: statelessOwner, tool: "slow", args: json.RawMessage(`{}`), ttl: time.Minute, modern: true})
+	if refusal != "" {
+		t.Fatal(refusal)
+	}
+	(<-calls.started).answer <- &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "no such invoice"}}, IsError: true}
+	<-toolError.done
+	if st := get(toolError.id); st.Status != taskCompleted || st.ResultType != "complete" || !strings.Contains(string(st.Result), `"isError":true`) || st.Error != nil {
+		t.Errorf("a tool error = %+v; want completed with the result", st)
+	}
+	cancelled, _, _ := s.start(taskCall{owner: statelessOwner, tool: "slow", args: json.RawMessage(`{}`), ttl: time.Minute, modern: true})
+	<-calls.started
+	s.answerExtension("tasks/cancel", json.RawMessage(`{"taskId":"`+cancelled.id+`"}`))
+	if st := get(cancelled.id); st.Status != taskCancelled || st.Result != nil || st.Error != nil {
+		t.Errorf("a cancelled task = %+v; want cancelled, nothing inlined", st)
+	}
+
+	other := startTask(t, s, "a", "slow", `{}`)
+	if _, err := s.answerExtension("tasks/get", json.RawMessage(`{"taskId":"`+other+`"}`)); err == nil || err.Code != -32602 {
+		t.Errorf("a session's task through the extension: %v", err)
 	}
 }

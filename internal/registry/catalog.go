@@ -37,6 +37,7 @@ type Catalog struct {
 	byURI      map[string]*Resource
 	byTemplate map[string]*Template
 	byPrompt   map[string]*Prompt
+	spaces     spaces
 	policyHash string // of the policy file's content, "" without one
 	// loads are what loading each file gave, by path, for the files whose
 	// stamp may hold at the next reload (see scan).
@@ -73,7 +74,8 @@ func (c *Catalog) Template(uriTemplate string) (*Template, bool) {
 }
 
 // add serves a module's tools, resources, resource templates and prompts,
-// leaving out names and URIs an earlier file claimed.
+// leaving out names an earlier file claimed and URIs an earlier file
+// serves.
 func (c *Catalog) add(m *Module, log *slog.Logger) {
 	c.Modules = append(c.Modules, m)
 	for _, t := range m.tools {
@@ -82,12 +84,14 @@ func (c *Catalog) add(m *Module, log *slog.Logger) {
 		}
 	}
 	for _, r := range m.resources {
-		if claim(c, c.byURI, r.Spec.URI, r, "resource", log) {
+		if c.spaces.claim(c, m, r.Spec.URI, false, "resource", log) {
+			c.byURI[r.Spec.URI] = r
 			c.Resources = append(c.Resources, r)
 		}
 	}
 	for _, t := range m.templates {
-		if claim(c, c.byTemplate, t.Spec.URITemplate, t, "resource template", log) {
+		if c.spaces.claim(c, m, t.Spec.URITemplate, true, "resource template", log) {
+			c.byTemplate[t.Spec.URITemplate] = t
 			c.Templates = append(c.Templates, t)
 		}
 	}

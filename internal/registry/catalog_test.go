@@ -918,7 +918,7 @@ func TestResourcesAreServedAcrossModulesAndDuplicatesNameBothFiles(t *testing.T)
 	if len(c.Errors) != 2 {
 		t.Fatalf("errors = %v; want two", c.Errors)
 	}
-	for i, want := range []string{`resource "shared://x" is already provided by ` + a, `resource template "shared://{id}" is already provided by ` + a} {
+	for i, want := range []string{`resource "shared://x" serves URIs of shared://x, part of which ` + a + ` serves`, `resource template "shared://{id}" serves URIs of shared:, part of which ` + a + ` serves`} {
 		if e := c.Errors[i]; e.Path != b || !strings.Contains(e.Error(), want) {
 			t.Errorf("error = %v; want one for %s saying %s", e, b, want)
 		}

@@ -103,7 +103,7 @@ func parseModule(path string, opts LoadOptions, wasm []byte, sidecar string, sid
 			hostImports = append(hostImports, imp.Name)
 		}
 	}
-	if err := manifest.CheckAsks(hostImports); err != nil {
+	if err := manifest.CheckAsks(hostImports, len(parsed.CustomNamed(abi.InitSection)) > 0); err != nil {
 		return nil, err
 	}
 	sum := sha256.Sum256(wasm)

@@ -257,9 +257,7 @@ type Template struct {
 	Match *uritemplate.Template
 }
 
-func (r *Resource) module() *Module { return r.Module }
-func (t *Template) module() *Module { return t.Module }
-func (t *Tool) module() *Module     { return t.Module }
+func (t *Tool) module() *Module { return t.Module }
 
 // Tool is one tool of a module, with its schemas compiled.
 type Tool struct {

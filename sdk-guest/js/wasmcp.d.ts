@@ -145,6 +145,32 @@ declare module "wasmcp" {
    */
   export function http(request: Request): Response;
 
+  /** An ask of the client that brought no answer; message says why. */
+  export class AskError extends Error {
+    /** One of Code: Denied (the tool or the client did not declare the capability), Invalid, Network, …; -1 for an unreadable answer. */
+    readonly code: number;
+  }
+
+  /**
+   * Asks the user, by elicitation: a form (message and requestedSchema) or
+   * a URL to visit (message, url, elicitationId). id names the ask within
+   * the call. The tool's manifest declares "client": ["elicitation"].
+   * Synchronous; on 2026-07-28 the call ends here until the client answers,
+   * and runs again from the start with the answer. Throws AskError when
+   * there is no answer.
+   */
+  export function elicit(request: {
+    id?: string; message: string; requestedSchema?: object; url?: string; elicitationId?: string; mode?: "form" | "url";
+  }): { action: "accept" | "decline" | "cancel"; content?: { [name: string]: unknown } };
+
+  /** Asks the client's model for a completion ("client": ["sampling"]). */
+  export function createMessage(request: {
+    id?: string; messages: { role: "user" | "assistant"; content: object }[]; maxTokens: number; systemPrompt?: string;
+  }): { role: string; content: { type: string; text?: string }; model: string; stopReason?: string };
+
+  /** Asks the client for its roots ("client": ["roots"]). */
+  export function listRoots(id?: string): { uri: string; name?: string }[];
+
   /** A content block of a CallToolResult. */
   export type Content =
     | { type: "text"; text: string; _meta?: { [key: string]: unknown } }

@@ -248,6 +248,68 @@ export function http(req) {
   return { status: a.status, headers: a.headers ?? {}, body };
 }
 
+/** An ask of the client that brought no answer: code says why (Code.Denied: the tool or the client did not declare the capability). */
+export class AskError extends Error {
+  constructor(code, message) {
+    super(message);
+    this.name = "AskError";
+    this.code = code;
+  }
+}
+
+// ask sends one ask by the host's ask_all and returns the client's answer.
+// On 2026-07-28 an ask without an answer yet ends the call here; the
+// client answers and the call runs again, and this ask then returns.
+function ask(method, id, params) {
+  const one = { method, params };
+  if (id !== undefined && id !== null) one.id = String(id);
+  const [code, answer] = host.ask(JSON.stringify([one]));
+  let all = null;
+  if (answer !== undefined) {
+    try { all = JSON.parse(answer); } catch { all = null; }
+  }
+  // The answer is each ask's by its id (ask-1 when the tool names none),
+  // or, for a request the host could not take, {error}.
+  const key = one.id;
+  const mine = all === null || typeof all !== "object" ? null
+    : key !== undefined && key in all ? all[key]
+    : typeof all.error === "string" ? all : Object.values(all)[0];
+  if (code !== Code.OK) {
+    const msg = mine && typeof mine.error === "string" && mine.error !== "" ? mine.error : `the host did not ask the client (code ${code})`;
+    throw new AskError(code, msg);
+  }
+  if (mine === null || typeof mine !== "object") throw new AskError(-1, "the client's answer was unreadable");
+  return mine;
+}
+
+/**
+ * Asks the user, by elicitation, to fill in a form: { id?, message,
+ * requestedSchema } (or { id?, message, url, elicitationId } to send them to
+ * a URL). Returns { action: "accept" | "decline" | "cancel", content? }.
+ * The tool's manifest must declare "client": ["elicitation"].
+ */
+export function elicit(req) {
+  if (req === null || typeof req !== "object") throw new TypeError(`elicit() needs a request object, not ${describe(req)}`);
+  const { id, ...params } = req;
+  params.mode ??= params.url !== undefined ? "url" : "form";
+  return ask("elicitation/create", id, params);
+}
+
+/**
+ * Asks the client's model for a completion: { id?, messages, maxTokens, systemPrompt? }.
+ * Returns { role, content, model, stopReason? }. Needs "client": ["sampling"].
+ */
+export function createMessage(req) {
+  if (req === null || typeof req !== "object") throw new TypeError(`createMessage() needs a request object, not ${describe(req)}`);
+  const { id, ...params } = req;
+  return ask("sampling/createMessage", id, params);
+}
+
+/** Asks the client for its roots; returns [{ uri, name? }]. Needs "client": ["roots"]. */
+export function listRoots(id) {
+  return ask("roots/list", id, {}).roots ?? [];
+}
+
 // One line on stderr: the host shows the model the tail of stderr.
 function fail(message) {
   host.write(2, String(message).replace(/[\r\n]+/g, " ") + "\n");

@@ -37,6 +37,10 @@ IMPORT("log") int32_t host_log(int32_t level, const char *msg, size_t len);
 IMPORT("progress") int32_t host_progress(double progress, double total, const char *msg, size_t len);
 IMPORT("http_request") int32_t host_http_request(const char *req, size_t len, uint32_t *answer_len);
 IMPORT("http_response") int32_t host_http_response(char *buf, size_t len);
+/* Every tool's runtime imports ask_all, whether or not its tool asks: the
+ * host lets a runtime import it and checks each ask at the call (design.md). */
+IMPORT("ask_all") int32_t host_ask_all(const char *req, size_t len, uint32_t *answer_len);
+IMPORT("ask_response") int32_t host_ask_response(char *buf, size_t len);
 
 /* QuickJS counts its stack (WebAssembly's shadow stack in linear memory)
  * against this limit and throws a RangeError past it, well before the
@@ -214,26 +218,28 @@ static JSValue h_progress(JSContext *c, JSValueConst this_val, int argc, JSValue
     return JS_NewInt32(c, rc);
 }
 
-/* http(requestJSON) -> [code, answerJSON or undefined] */
-static JSValue h_http(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv)
+/* A request to the host and its answer: http_request and http_response, or
+ * ask_all and ask_response. requestJSON -> [code, answerJSON or undefined] */
+static JSValue exchange(JSContext *c, JSValueConst arg,
+                        int32_t (*request)(const char *, size_t, uint32_t *), int32_t (*response)(char *, size_t))
 {
     size_t len;
     uint32_t n = 0;
-    const char *s = JS_ToCStringLen(c, &len, argv[0]);
+    const char *s = JS_ToCStringLen(c, &len, arg);
     int32_t code, rc;
     JSValue pair, answer = JS_UNDEFINED;
     char *buf;
 
     if (!s)
         return JS_EXCEPTION;
-    code = host_http_request(s, len, &n);
+    code = request(s, len, &n);
     JS_FreeCString(c, s);
     /* The answer waits in the host until taken, sized first. */
     if (n > 0) {
         buf = js_malloc(c, n);
         if (!buf)
             return JS_EXCEPTION;
-        rc = host_http_response(buf, n);
+        rc = response(buf, n);
         if (rc == 0)
             answer = JS_NewStringLen(c, buf, n);
         else
@@ -248,12 +254,23 @@ static JSValue h_http(JSContext *c, JSValueConst this_val, int argc, JSValueCons
     return pair;
 }
 
+static JSValue h_http(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+    return exchange(c, argv[0], host_http_request, host_http_response);
+}
+
+static JSValue h_ask(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv)
+{
+    return exchange(c, argv[0], host_ask_all, host_ask_response);
+}
+
 static const JSCFunctionListEntry host_funcs[] = {
     JS_CFUNC_DEF("register", 1, h_register),
     JS_CFUNC_DEF("write", 2, h_write),
     JS_CFUNC_DEF("log", 2, h_log),
     JS_CFUNC_DEF("progress", 3, h_progress),
     JS_CFUNC_DEF("http", 1, h_http),
+    JS_CFUNC_DEF("ask", 1, h_ask),
 };
 
 static int host_module_init(JSContext *c, JSModuleDef *m)

@@ -1,0 +1,255 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/internal/mcpserver/internal/guard"
+)
+
+// The 2026-07-28 tasks extension (SEP-2663): the server decides which
+// calls run as tasks, answers them with a CreateTaskResult
+// (resultType "task"), and the client polls with tasks/get, which inlines
+// the result, and may send tasks/update and tasks/cancel. tasks/result and
+// tasks/list are gone (the SDK answers them -32601, as the extension
+// requires).
+
+// tasksExtension is the extension's name in capabilities' extensions.
+const tasksExtension = "io.modelcontextprotocol/tasks"
+
+// statelessOwner owns the tasks of 2026-07-28 over HTTP. That revision
+// has no session, and the server has no identity of a client but its
+// bearer token, which every client shares: a task is found through its id
+// alone, which only its creator was given and no one can guess (rand.Text:
+// 130 random bits), as the extension means it to be ("a durable handle"
+// that survives a client's restart). Kept apart from every session's, and
+// bounded as one owner is (TaskOptions.PerSession).
+const statelessOwner = "2026-07-28 over HTTP"
+
+// extensionTaskMethods are the extension's methods the router answers.
+var extensionTaskMethods = map[string]bool{"tasks/get": true, "tasks/update": true, "tasks/cancel": true}
+
+// declaresTasks reports whether a client's capabilities declare the
+// extension.
+func declaresTasks(caps *mcp.ClientCapabilities) bool {
+	if caps == nil {
+		return false
+	}
+	_, ok := caps.Extensions[tasksExtension]
+	return ok
+}
+
+// missingTasksExtension is the -32021 error of a request that needs the
+// extension from a client that did not declare it.
+func missingTasksExtension(what string) *jsonrpc.Error {
+	return &jsonrpc.Error{
+		Code:    mcp.CodeMissingRequiredClientCapabilities,
+		Message: what + " needs the tasks extension, which the client did not declare: add \"" + tasksExtension + "\": {} to the extensions of the clientCapabilities in the request's _meta",
+		Data:    json.RawMessage(`{"requiredCapabilities":{"extensions":{"` + tasksExtension + `":{}}}}`),
+	}
+}
+
+// extensionTask is the extension's Task, with what tasks/get inlines
+// (DetailedTask) and the result type: "task" for a CreateTaskResult,
+// "complete" for tasks/get.
+type extensionTask struct {
+	ResultType     string          `json:"resultType"`
+	TaskID         string          `json:"taskId"`
+	Status         string          `json:"status"`
+	StatusMessage  string          `json:"statusMessage,omitempty"`
+	CreatedAt      string          `json:"createdAt"`
+	LastUpdatedAt  string          `json:"lastUpdatedAt"`
+	TTLMs          int64           `json:"ttlMs"`
+	PollIntervalMs int64           `json:"pollIntervalMs"`
+	Result         json.RawMessage `json:"result,omitempty"`
+	Error          *jsonrpc.Error  `json:"error,omitempty"`
+	Meta           mcp.Meta        `json:"_meta,omitempty"`
+}
+
+// detailed is t as tasks/get gives it: the result of a completed task, the
+// error of a failed one.
+func (s *taskStore) detailed(t *task) extensionTask {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := extensionOf(s.stateLocked(t), "complete")
+	switch t.status {
+	case taskCompleted:
+		out.Result = t.result
+	case taskFailed:
+		out.Error = t.err
+	}
+	return out
+}
+
+// extensionOf is st as the extension has it, with resultType.
+func extensionOf(st taskState, resultType string) extensionTask {
+	return extensionTask{
+		ResultType: resultType, TaskID: st.TaskID, Status: st.Status, StatusMessage: st.StatusMessage,
+		CreatedAt: st.CreatedAt, LastUpdatedAt: st.LastUpdatedAt, TTLMs: st.TTL, PollIntervalMs: st.PollInterval,
+	}
+}
+
+// createTaskResult is a CreateTaskResult in the SDK's tools/call path. It
+// embeds the SDK's result type so that the SDK takes it as its own, and
+// encodes as the task alone.
+type createTaskResult struct {
+	*mcp.CallToolResult
+	task extensionTask
+}
+
+// MarshalJSON encodes the task, with the _meta the SDK set (its
+// serverInfo) on the embedded result.
+func (r *createTaskResult) MarshalJSON() ([]byte, error) {
+	t := r.task
+	t.Meta = r.GetMeta()
+	return json.Marshal(t)
+}
+
+// serverDirected runs as tasks the 2026-07-28 calls, over HTTP, of tools
+// whose manifest says they may run long (execution.taskSupport), for
+// clients that declare the extension; the extension leaves the choice to
+// the server, and the manifest is the author's word for it. A "required"
+// tool's call from a client without the extension is refused with -32021,
+// as the extension says. When the store has no room, an "optional" tool's
+// call runs as a plain call (the extension allows a plain result), and a
+// "required" one's is refused.
+func (s *taskStore) serverDirected(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		call, ok := req.(*mcp.CallToolRequest)
+		if !ok || method != "tools/call" || call.Extra == nil || call.Extra.Header == nil || !stateless(call.Session) {
+			return next(ctx, method, req)
+		}
+		tool, ok := s.tools().Lookup(call.Params.Name)
+		if !ok || tool.Spec.Tasks() == abi.TaskForbidden {
+			return next(ctx, method, req)
+		}
+		required := tool.Spec.Tasks() == abi.TaskRequired
+		if !declaresTasks(call.ClientCapabilities()) {
+			if required {
+				return nil, missingTasksExtension(fmt.Sprintf("tool %q, which runs only as a task,", call.Params.Name))
+			}
+			return next(ctx, method, req)
+		}
+		_, state, refusal := s.start(taskCall{owner: statelessOwner, tool: call.Params.Name, args: call.Params.Arguments, ttl: s.taskTTL(), modern: true})
+		switch {
+		case refusal != "" && required:
+			return nil, &jsonrpc.Error{Code: guard.CodeInternalError, Message: "task not created: " + refusal}
+		case refusal != "":
+			return next(ctx, method, req)
+		}
+		return &createTaskResult{CallToolResult: &mcp.CallToolResult{}, task: extensionOf(state, "task")}, nil
+	}
+}
+
+// answerExtension answers a tasks/get, tasks/update or tasks/cancel of the
+// extension. Both acknowledgements are empty results: an update's answers
+// have no taker, since no task asks the client (a tool that asks cannot
+// be a task), and the extension has them ignored; a cancel of a task that
+// has ended changes nothing, and cancellation is cooperative.
+func (s *taskStore) answerExtension(method string, params json.RawMessage) (any, *jsonrpc.Error) {
+	var p struct {
+		TaskID string `json:"taskId"`
+	}
+	if err := unmarshalParams(params, &p); err != nil {
+		return nil, err
+	}
+	t, err := s.find(statelessOwner, p.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	switch method {
+	case "tasks/get":
+		return s.detailed(t), nil
+	case "tasks/cancel":
+		s.mu.Lock()
+		if t.status == taskWorking {
+			s.cancelLocked(t, "The task was cancelled by request.")
+		}
+		s.mu.Unlock()
+	}
+	return struct {
+		ResultType string `json:"resultType"`
+	}{"complete"}, nil
+}
+
+// answerExtensionTask answers v, a request of the tasks extension. The SDK
+// does not know these methods, so what it checks of every 2026-07-28
+// request is checked here: the MCP-Protocol-Version header against the
+// request's _meta, the _meta the revision requires, and the Mcp-Method and
+// Mcp-Name headers against the body (SEP-2243; Mcp-Name is the taskId).
+// Errors go with the HTTP statuses SEP-2575 gives them.
+func (rt *router) answerExtensionTask(w http.ResponseWriter, r *http.Request, id json.RawMessage, v guard.Verdict) {
+	var p struct {
+		TaskID string `json:"taskId"`
+		Meta   struct {
+			ProtocolVersion    string                  `json:"io.modelcontextprotocol/protocolVersion"`
+			ClientCapabilities *mcp.ClientCapabilities `json:"io.modelcontextprotocol/clientCapabilities"`
+		} `json:"_meta"`
+	}
+	if err := unmarshalParams(v.Params, &p); err != nil {
+		writeRPCError(w, http.StatusBadRequest, errorResponse(id, err))
+		return
+	}
+	header := r.Header.Get("Mcp-Protocol-Version")
+	refuse := func(status int, code int64, message string) {
+		writeRPCError(w, status, errorResponse(id, &jsonrpc.Error{Code: code, Message: message}))
+	}
+	switch {
+	case header == "":
+		refuse(http.StatusBadRequest, mcp.CodeHeaderMismatch, "the MCP-Protocol-Version header is required on a request whose _meta names a protocol version")
+	case p.Meta.ProtocolVersion == "":
+		refuse(http.StatusBadRequest, guard.CodeInvalidParams, `invalid params: _meta must name "io.modelcontextprotocol/protocolVersion"`)
+	case header != p.Meta.ProtocolVersion:
+		refuse(http.StatusBadRequest, mcp.CodeHeaderMismatch, fmt.Sprintf("the MCP-Protocol-Version header %q does not match the request's _meta protocol version %q", header, p.Meta.ProtocolVersion))
+	case p.Meta.ProtocolVersion < modernVersion || !slices.Contains(mcp.SupportedProtocolVersions(), p.Meta.ProtocolVersion):
+		data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: []string{modernVersion}, Requested: p.Meta.ProtocolVersion})
+		writeRPCError(w, http.StatusBadRequest, errorResponse(id, &jsonrpc.Error{Code: mcp.CodeUnsupportedProtocolVersion,
+			Message: fmt.Sprintf("protocol version %q is not supported for %s: it belongs to the tasks extension of %s", p.Meta.ProtocolVersion, v.Method, modernVersion), Data: data}))
+	case p.Meta.ClientCapabilities == nil:
+		refuse(http.StatusBadRequest, guard.CodeInvalidParams, `invalid params: _meta must hold "io.modelcontextprotocol/clientCapabilities"`)
+	case r.Header.Get("Mcp-Method") != v.Method:
+		refuse(http.StatusBadRequest, mcp.CodeHeaderMismatch, fmt.Sprintf("the Mcp-Method header %q does not match the request's method %q", r.Header.Get("Mcp-Method"), v.Method))
+	case r.Header.Get("Mcp-Name") != p.TaskID:
+		refuse(http.StatusBadRequest, mcp.CodeHeaderMismatch, fmt.Sprintf("the Mcp-Name header %q does not match the request's taskId %q", r.Header.Get("Mcp-Name"), p.TaskID))
+	case !declaresTasks(p.Meta.ClientCapabilities):
+		writeRPCError(w, http.StatusBadRequest, errorResponse(id, missingTasksExtension(v.Method)))
+	default:
+		result, rpcErr := rt.tasks.answerExtension(v.Method, v.Params)
+		if rpcErr != nil {
+			writeRPCError(w, http.StatusBadRequest, errorResponse(id, rpcErr))
+			return
+		}
+		out, err := json.Marshal(result)
+		if err != nil {
+			refuse(http.StatusInternalServerError, guard.CodeInternalError, fmt.Sprintf("encoding the result: %v", err))
+			return
+		}
+		writeRPCError(w, http.StatusOK, guard.ResultResponse(id, out))
+	}
+}
+
+// errorResponse is the JSON-RPC error response to id, with the error's
+// data.
+func errorResponse(id json.RawMessage, e *jsonrpc.Error) []byte {
+	out, err := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   *jsonrpc.Error  `json:"error"`
+	}{"2.0", id, e})
+	if err != nil {
+		return guard.ErrorResponse(id, int(e.Code), e.Message)
+	}
+	return out
+}
+
+// taskTTL is how long a task of the extension is kept: the client names
+// none (the server decides), so the default, within the operator's bound.
+func (s *taskStore) taskTTL() time.Duration { return min(DefaultTaskTTL, s.opts.MaxTTL) }
