@@ -21,7 +21,7 @@ import (
 // client's capabilities, without the SDK: decoded once, straight into the
 // dispatcher, and answered as the SDK would answer it, byte for byte.
 // Anything else (another _meta key, a progress token, a task, a tool that
-// asks the client or that the SDK refused, a session the SDK has not yet
+// asks the client, may run as a task, or that the SDK refused, a session the SDK has not yet
 // taken a request of) goes to the SDK as before. FuzzLeanCalls proves the
 // answers the same.
 
@@ -48,7 +48,7 @@ type leanCall struct {
 // exactly as the SDK would: members name, arguments (an object) and _meta
 // only, each once; _meta with exactly the revision 2026-07-28 and client
 // capabilities the SDK decodes; a tool the SDK serves that neither asks
-// the client nor runs only as a task.
+// the client nor may run as a task (whose calls the task store takes).
 func parseLeanCall(params []byte, tools leanTools) (leanCall, bool) {
 	members, ok := objectMembers(params)
 	if !ok || len(members) > 3 || members["_meta"] == nil || members["name"] == nil {
@@ -72,7 +72,7 @@ func parseLeanCall(params []byte, tools leanTools) (leanCall, bool) {
 		return leanCall{}, false
 	}
 	spec, ok := tools[name]
-	if !ok || len(spec.Client) > 0 || spec.Tasks() == abi.TaskRequired {
+	if !ok || len(spec.Client) > 0 || spec.Tasks() != abi.TaskForbidden {
 		return leanCall{}, false
 	}
 	return leanCall{spec: spec, args: args}, true

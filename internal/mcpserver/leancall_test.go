@@ -17,8 +17,9 @@ import (
 
 // leanTestDir is a tool directory with a tool of each outcome: echo
 // (answers its arguments), shout (logs at level error), fail (exits 3),
-// trap, ctl (writes control characters, which JSON escapes), and header,
-// which the SDK refuses.
+// trap, ctl (writes control characters, which JSON escapes), task_optional
+// and task_required (which may or must run as tasks), and header, which
+// the SDK refuses.
 func leanTestDir(t *testing.T) string {
 	dir := t.TempDir()
 	for _, m := range []struct{ module, tool, file string }{
@@ -28,6 +29,10 @@ func leanTestDir(t *testing.T) string {
 		wattest.Write(t, dir, m.module, m.file)
 		write(t, filepath.Join(dir, m.file+".manifest.json"), fmt.Sprintf(`{"abi":1,"tools":[{"name":%q,"description":"d <&>","inputSchema":{"type":"object"}}]}`, m.tool))
 	}
+	for _, support := range []string{"optional", "required"} {
+		wattest.Write(t, dir, "echo", "task_"+support)
+		write(t, filepath.Join(dir, "task_"+support+".manifest.json"), fmt.Sprintf(`{"abi":1,"tools":[{"name":"task_%s","description":"may run as a task","inputSchema":{"type":"object"},"execution":{"taskSupport":%q}}]}`, support, support))
+	}
 	wattest.Write(t, dir, "echo", "b_header")
 	write(t, filepath.Join(dir, "b_header.manifest.json"), `{"abi":1,"tools":[{"name":"header","description":"bad header annotation",
 		"inputSchema":{"type":"object","properties":{"x":{"type":"object","x-mcp-header":"X"}}}}]}`)
@@ -35,13 +40,14 @@ func leanTestDir(t *testing.T) string {
 }
 
 var (
-	leanNames = []string{`"echo"`, `"shout"`, `"fail"`, `"trap"`, `"ctl"`, `"header"`, `"nope"`, `"\u0065cho"`, `7`}
+	leanNames = []string{`"echo"`, `"shout"`, `"fail"`, `"trap"`, `"ctl"`, `"header"`, `"nope"`, `"\u0065cho"`, `7`, `"task_optional"`, `"task_required"`}
 	leanArgs  = []string{``, `,"arguments":{}`, `,"arguments":{"n":40,"t":"<&>\u2028é"}`, `,"arguments":[]`, `,"arguments":null`,
 		`,"arguments":{"n":3},"arguments":{"n":4}`, `,"arguments":{"a":`}
 	leanMetas = []string{
 		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`,
 		`{"io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"roots":{"listChanged":true}},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`,
 		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":"x"}}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`,
 		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"debug"}`,
 		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":1}`,
 		`{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":{}}`,
