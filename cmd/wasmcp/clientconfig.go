@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/wasmcp/wasmcp/internal/atomicfile"
 )
 
 // client is a desktop MCP client whose configuration client-config writes.
@@ -176,7 +178,7 @@ func mergeClientConfig(path, servers, name string, entry serverEntry) (backup st
 			return "", fmt.Errorf("backing up %s: %w", path, err)
 		}
 	}
-	if err := writeAtomic(path, append(data, '\n'), 0o600); err != nil {
+	if err := atomicfile.Write(path, append(data, '\n'), 0o600); err != nil {
 		return "", err
 	}
 	return backup, nil

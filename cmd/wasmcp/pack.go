@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/internal/atomicfile"
 	"github.com/wasmcp/wasmcp/internal/registry"
 	"github.com/wasmcp/wasmcp/internal/schema"
 	"github.com/wasmcp/wasmcp/internal/wasmbin"
@@ -72,7 +73,7 @@ func pack(in, manifestPath, initPath, out string) error {
 		return fmt.Errorf("the packed module would be %d bytes; the server loads modules of at most %d", len(wasm), registry.MaxModuleSize)
 	}
 	// A server watching the directory never reads a half-written module.
-	return writeAtomic(out, wasm, 0o644)
+	return atomicfile.Write(out, wasm, 0o644)
 }
 
 // checkedManifest reads a manifest, checks it as the server would, and

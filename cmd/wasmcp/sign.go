@@ -19,6 +19,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/internal/atomicfile"
 	"github.com/wasmcp/wasmcp/internal/registry"
 )
 
@@ -73,10 +74,10 @@ func keygen(name string, unencrypted, force bool, stdin io.Reader, stderr io.Wri
 		return minisign.PublicKey{}, err
 	}
 	public, _ := pub.MarshalText() // never fails
-	if err := writeAtomic(name+".key", append(secret, '\n'), 0o600); err != nil {
+	if err := atomicfile.Write(name+".key", append(secret, '\n'), 0o600); err != nil {
 		return minisign.PublicKey{}, err
 	}
-	return pub, writeAtomic(name+".pub", append(public, '\n'), 0o644)
+	return pub, atomicfile.Write(name+".pub", append(public, '\n'), 0o644)
 }
 
 // readPassword reads a secret key's password from the environment, or
@@ -201,27 +202,5 @@ func signFile(priv minisign.PrivateKey, path string, data []byte) error {
 	sum := sha256.Sum256(data)
 	trusted := fmt.Sprintf("timestamp:%d\tfile:%s\thashed\tsha256:%s", time.Now().Unix(), filepath.Base(path), hex.EncodeToString(sum[:]))
 	untrusted := fmt.Sprintf("signature from wasmcp secret key %X", priv.ID())
-	return writeAtomic(path+abi.SignatureSuffix, r.SignWithComments(priv, trusted, untrusted), 0o644)
-}
-
-// writeAtomic writes a file beside its place and renames it there, so that
-// no reader sees it half-written.
-func writeAtomic(path string, data []byte, perm os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // a no-op once renamed
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path+abi.SignatureSuffix, r.SignWithComments(priv, trusted, untrusted), 0o644)
 }

@@ -198,25 +198,7 @@ func runHTTPLeanOps(t *testing.T, steps []byte) {
 			header.Set("Mcp-Name", "echo")
 		}
 		for round := range 2 {
-			var answers [2]string
-			for j, s := range servers {
-				req, err := http.NewRequest(http.MethodPost, s.URL, strings.NewReader(body))
-				if err != nil {
-					t.Fatal(err)
-				}
-				req.Header = header.Clone()
-				resp, err := s.Client().Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if err != nil {
-					t.Fatal(err)
-				}
-				resp.Header.Del("Date")
-				answers[j] = fmt.Sprintf("%d %v\n%s", resp.StatusCode, resp.Header, got)
-			}
+			answers := [2]string{httpAnswer(t, servers[0], body, header, ""), httpAnswer(t, servers[1], body, header, "")}
 			if answers[0] != answers[1] {
 				t.Fatalf("step %d, round %d, %s %v:\nlean: %s\nSDK:  %s", i, round, body, header, answers[0], answers[1])
 			}

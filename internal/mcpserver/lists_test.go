@@ -183,30 +183,13 @@ func runHTTPListOps(t *testing.T, steps []byte, cursor string) {
 		if b&64 == 0 {
 			header.Set("Mcp-Method", method)
 		}
-		var answers [2]string
-		for j, s := range servers {
-			req, err := http.NewRequest(http.MethodPost, s.URL, strings.NewReader(body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			req.Header = header.Clone()
-			if b%5 == 4 {
-				// A rebinding attempt, which the SDK refuses: so must an
-				// answer given again.
-				req.Host = "attacker.example"
-			}
-			resp, err := s.Client().Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Header.Del("Date")
-			answers[j] = fmt.Sprintf("%d %v\n%s", resp.StatusCode, resp.Header, got)
+		host := ""
+		if b%5 == 4 {
+			// A rebinding attempt, which the SDK refuses: so must an
+			// answer given again.
+			host = "attacker.example"
 		}
+		answers := [2]string{httpAnswer(t, servers[0], body, header, host), httpAnswer(t, servers[1], body, header, host)}
 		if answers[0] != answers[1] {
 			t.Fatalf("step %d, %s %v:\nanswered again: %s\nby the SDK:     %s", i, body, header, answers[0], answers[1])
 		}
@@ -230,4 +213,29 @@ func FuzzHTTPListAnswers(f *testing.F) {
 		}
 		runHTTPListOps(t, steps, cursor)
 	})
+}
+
+// httpAnswer posts body to s with header (and Host, if not empty), and
+// returns what came back: status, header fields but Date, and body.
+func httpAnswer(t *testing.T, s *httptest.Server, body string, header http.Header, host string) string {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, s.URL, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = header.Clone()
+	if host != "" {
+		req.Host = host
+	}
+	resp, err := s.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Header.Del("Date")
+	return fmt.Sprintf("%d %v\n%s", resp.StatusCode, resp.Header, got)
 }

@@ -18,6 +18,7 @@ import (
 	"oras.land/oras-go/v2/errdef"
 
 	"github.com/wasmcp/wasmcp/abi"
+	"github.com/wasmcp/wasmcp/internal/atomicfile"
 	"github.com/wasmcp/wasmcp/internal/registry"
 )
 
@@ -157,7 +158,7 @@ func pushBlob(ctx context.Context, dst oras.Target, d ocispec.Descriptor, data [
 // WriteFiles writes pulled files into dir, each by a rename.
 func WriteFiles(dir string, files []File) error {
 	for _, f := range files {
-		if err := writeAtomic(filepath.Join(dir, f.Name), f.Data, 0o644); err != nil {
+		if err := atomicfile.Write(filepath.Join(dir, f.Name), f.Data, 0o644); err != nil {
 			return err
 		}
 	}

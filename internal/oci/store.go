@@ -15,6 +15,7 @@ import (
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"github.com/wasmcp/wasmcp/internal/atomicfile"
 	"oras.land/oras-go/v2/content"
 )
 
@@ -75,7 +76,7 @@ func (s *Store) Blob(ctx context.Context, src content.Fetcher, desc ocispec.Desc
 	if err != nil {
 		return nil, fmt.Errorf("fetching %s: %w", desc.Digest, err)
 	}
-	if err := writeAtomic(path, data, 0o600); err != nil {
+	if err := atomicfile.Write(path, data, 0o600); err != nil {
 		return nil, fmt.Errorf("storing %s: %w", desc.Digest, err)
 	}
 	return data, nil
@@ -199,27 +200,4 @@ func (s *Store) Prune() error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// writeAtomic writes data to path by a rename, so that path holds all of
-// it or nothing.
-func writeAtomic(path string, data []byte, perm os.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".new-")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(perm)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
 }

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+
+	"github.com/wasmcp/wasmcp/internal/atomicfile"
 )
 
 // The engine keeps two kinds of record in the compilation cache, each a
@@ -138,21 +140,7 @@ func writeRecord(dir, path, content string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, ".record-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.WriteString(content)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
+	return atomicfile.Write(path, []byte(content), 0o600)
 }
 
 // engineBuild identifies the engines this binary was built with: a new
