@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/wasmcp/wasmcp/internal/wattest"
 )
 
 var soak = flag.Duration("replica-soak", 0, "run TestReplicasBehindNginx's load this long after the kill, instead of its short default")
@@ -223,7 +224,10 @@ func TestReplicasBehindNginx(t *testing.T) {
 	first := reg.push(t, toolAs(t, "slugify", "slugify"), "slugify", ref)
 	var replicas []*server
 	for i := 1; i <= 3; i++ {
-		r := startHTTPIn(t, askDir(t), "--log-level", "info", "--source", ref, "--plain-http", reg.host,
+		dir := askDir(t)
+		wattest.Write(t, dir, "echo", "job")
+		sidecar(t, dir, "job", `{"abi":1,"tools":[{"name":"job","description":"may run as a task","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}}]}`)
+		r := startHTTPIn(t, dir, "--log-level", "info", "--source", ref, "--plain-http", reg.host,
 			"--store", t.TempDir(), "--pull-interval", "200ms",
 			"--replica-id", fmt.Sprintf("r%d", i), "--request-state-key-file", key)
 		r.waitLog(t, "tool sources pulled and compiled: ready")
@@ -253,6 +257,27 @@ func TestReplicasBehindNginx(t *testing.T) {
 		var done inputRequired
 		if err != nil || json.Unmarshal(res, &done) != nil || done.ResultType != "complete" || done.IsError {
 			t.Fatalf("r2, with r1's requestState: %s %v; want the call finished", res, err)
+		}
+	})
+
+	// A 2026-07-28 task lives in the replica that made it: its requests
+	// name it in Mcp-Name, which nginx routes by.
+	t.Run("a task's requests reach the replica that holds it", func(t *testing.T) {
+		meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
+		res, err := rpc(ctx, lb+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"job","arguments":{"n":1},`+meta+`}}`, modernCall("job"))
+		var task struct {
+			ResultType, TaskID, Status string
+		}
+		if err != nil || json.Unmarshal(res, &task) != nil || task.ResultType != "task" || !strings.HasPrefix(task.TaskID, "r") {
+			t.Fatalf("a call as a task: %s %v; want a task whose id names its replica", res, err)
+		}
+		// More requests than replicas: round robin would reach the others.
+		for i := range 6 {
+			res, err := rpc(ctx, lb+"/mcp", `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"`+task.TaskID+`",`+meta+`}}`,
+				map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tasks/get", "Mcp-Name": task.TaskID})
+			if err != nil || !strings.Contains(string(res), task.TaskID) {
+				t.Fatalf("tasks/get %d through the balancer: %s %v; want the task", i, res, err)
+			}
 		}
 	})
 

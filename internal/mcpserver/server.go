@@ -90,11 +90,11 @@ type Options struct {
 	RequestStateKey []byte
 	// Tasks bound the tool calls run as tasks (MCP 2025-11-25).
 	Tasks TaskOptions
-	// ReplicaID, when set, begins every 2025-11-25 session id this server
-	// makes, followed by a dot and the random part: a load balancer in
-	// front of replicas routes a session's requests to the one that holds
-	// it by that prefix (deploy/nginx), since only that one has the
-	// session.
+	// ReplicaID, when set, begins every 2025-11-25 session id and every
+	// task id this server makes, followed by a dot and the random part: a
+	// load balancer in front of replicas routes a session's requests, and
+	// a task's, to the one that holds it by that prefix (deploy/nginx),
+	// since only that one has it.
 	ReplicaID string
 }
 
@@ -175,6 +175,7 @@ func New(reg *registry.Registry, calls Caller, opts Options) *Server {
 	// added to the SDK's answers first, and the cache hints of an older
 	// session taken out of the whole.
 	s.tasks = newTaskStore(calls, reg.Current, opts.Tasks)
+	s.tasks.replica = opts.ReplicaID
 	s.mcp.AddReceivingMiddleware(s.tasks.serverDirected)
 	s.mcp.AddReceivingMiddleware(taskFields(reg.Current))
 	s.mcp.AddReceivingMiddleware(withoutLegacyCacheHints)

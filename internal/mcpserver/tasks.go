@@ -74,6 +74,10 @@ type taskStore struct {
 	calls Caller
 	tools func() *registry.Catalog
 	opts  TaskOptions
+	// replica begins every task id, as it begins session ids (see
+	// Options.ReplicaID): a 2026-07-28 task lives in the replica that made
+	// it, and its requests name it in Mcp-Name, for a balancer to route.
+	replica string
 
 	mu sync.Mutex
 	// owners holds each owner's tasks, by id.
@@ -283,7 +287,7 @@ func (s *taskStore) start(c taskCall) (*task, taskState, string) {
 	owner, tool, modern := c.owner, c.tool, c.modern
 	now := time.Now()
 	ctx, cancel := context.WithCancel(context.Background())
-	t := &task{id: newTaskID(), created: now, updated: now, ttl: c.ttl, modern: modern, notify: c.notify, cancel: cancel, done: make(chan struct{}), returned: make(chan struct{}), status: taskWorking}
+	t := &task{id: s.newID(), created: now, updated: now, ttl: c.ttl, modern: modern, notify: c.notify, cancel: cancel, done: make(chan struct{}), returned: make(chan struct{}), status: taskWorking}
 	s.mu.Lock()
 	refusal := s.makeRoomLocked(owner)
 	if refusal != "" {
@@ -593,9 +597,12 @@ func (s *taskStore) stateLocked(t *task) taskState {
 	}
 }
 
-// newTaskID returns an id no one can guess.
-func newTaskID() string {
-	return rand.Text()
+// newID returns an id no one can guess, after the replica's id.
+func (s *taskStore) newID() string {
+	if s.replica == "" {
+		return rand.Text()
+	}
+	return s.replica + "." + rand.Text()
 }
 
 // unmarshalParams decodes a request's params into v, or returns the
