@@ -217,21 +217,24 @@ func TestReplicasBehindNginx(t *testing.T) {
 	if err := os.WriteFile(key, bytes.Repeat([]byte("k"), 32), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	// Every replica pulls slugify from a real registry, and the ask
-	// modules from a directory of its own.
+	// Every replica pulls two examples from a real registry, and the ask
+	// modules and a task tool from a directory of its own.
 	reg := startRegistry(t, freeAddr(t))
 	ref := reg.ref("tools/slugify", "stable")
 	first := reg.push(t, toolAs(t, "slugify", "slugify"), "slugify", ref)
+	statsRef := reg.ref("tools/text_stats", "stable")
+	stats := reg.push(t, toolAs(t, "text_stats", "text_stats"), "text_stats", statsRef)
 	var replicas []*server
 	for i := 1; i <= 3; i++ {
 		dir := askDir(t)
 		wattest.Write(t, dir, "echo", "job")
 		sidecar(t, dir, "job", `{"abi":1,"tools":[{"name":"job","description":"may run as a task","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}}]}`)
-		r := startHTTPIn(t, dir, "--log-level", "info", "--source", ref, "--plain-http", reg.host,
+		r := startHTTPIn(t, dir, "--log-level", "info", "--source", ref, "--source", statsRef, "--plain-http", reg.host,
 			"--store", t.TempDir(), "--pull-interval", "200ms",
 			"--replica-id", fmt.Sprintf("r%d", i), "--request-state-key-file", key)
 		r.waitLog(t, "tool sources pulled and compiled: ready")
 		r.waitLog(t, "pulled tool source", "digest="+first)
+		r.waitLog(t, "pulled tool source", "digest="+stats)
 		replicas = append(replicas, r)
 	}
 	lb := startNginx(t, replicas)
@@ -241,6 +244,10 @@ func TestReplicasBehindNginx(t *testing.T) {
 		for i := range 6 {
 			if err := slugifyCall(ctx, lb+"/mcp", fmt.Sprint("warm ", i)); err != nil {
 				t.Fatal(err)
+			}
+			res, err := rpc(ctx, lb+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"text_stats","arguments":{"text":"one two"},`+modernMeta+`}}`, modernCall("text_stats"))
+			if err != nil || !strings.Contains(string(res), "2") {
+				t.Fatalf("text_stats: %s %v", res, err)
 			}
 		}
 	})
