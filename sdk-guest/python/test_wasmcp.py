@@ -145,6 +145,56 @@ ENTRIES = """
 """
 
 
+class FakeHost:
+    """Stands in for the runtime's _wasmcp in ask tests: answers each
+    ask_all with code and answers, and keeps what it was sent."""
+
+    def __init__(self, code, answers):
+        self.code, self.answers, self.sent = code, answers, []
+
+    def ask(self, request):
+        self.sent.append(json.loads(request))
+        return self.code, None if self.answers is None else json.dumps(self.answers).encode()
+
+
+class Asks(unittest.TestCase):
+    def ask_with(self, host, fn):
+        saved, wasmcp._wasmcp = wasmcp._wasmcp, host
+        try:
+            return fn()
+        finally:
+            wasmcp._wasmcp = saved
+
+    def test_elicit_sends_a_form_and_returns_its_answer(self):
+        host = FakeHost(wasmcp.OK, {"confirm": {"action": "accept", "content": {"ok": True}}})
+        schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+        got = self.ask_with(host, lambda: wasmcp.elicit("Sure?", schema, id="confirm"))
+        self.assertEqual(got, {"action": "accept", "content": {"ok": True}})
+        self.assertEqual(host.sent, [[{"method": "elicitation/create", "id": "confirm",
+                                       "params": {"message": "Sure?", "mode": "form", "requestedSchema": schema}}]])
+
+    def test_an_unnamed_ask_takes_the_one_answer(self):
+        host = FakeHost(wasmcp.OK, {"ask-1": {"roots": [{"uri": "file:///w"}]}})
+        self.assertEqual(self.ask_with(host, wasmcp.list_roots), [{"uri": "file:///w"}])
+        self.assertEqual(host.sent[0][0]["method"], "roots/list")
+
+    def test_a_refusal_is_an_ask_error_with_the_hosts_reason(self):
+        host = FakeHost(wasmcp.DENIED, {"error": "the tool's manifest does not declare elicitation"})
+        with self.assertRaises(wasmcp.AskError) as e:
+            self.ask_with(host, lambda: wasmcp.elicit("May I?", {"type": "object"}))
+        self.assertEqual(e.exception.code, wasmcp.DENIED)
+        self.assertIn("does not declare elicitation", str(e.exception))
+
+    def test_an_unreadable_answer_is_an_ask_error(self):
+        with self.assertRaises(wasmcp.AskError):
+            self.ask_with(FakeHost(wasmcp.OK, None), lambda: wasmcp.create_message([], 10))
+
+    def test_url_mode(self):
+        host = FakeHost(wasmcp.OK, {"ask-1": {"action": "accept"}})
+        self.ask_with(host, lambda: wasmcp.elicit("Sign in", url="https://example.test/login", elicitation_id="e1"))
+        self.assertEqual(host.sent[0][0]["params"], {"message": "Sign in", "mode": "url", "url": "https://example.test/login", "elicitationId": "e1"})
+
+
 class Entries(unittest.TestCase):
     def test_resources(self):
         for req, want in [

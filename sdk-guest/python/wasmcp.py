@@ -319,6 +319,79 @@ def http(url, method="GET", headers=None, body=None, secret=None):
     return Response(answer.get("status", 0), answer.get("headers", {}), data)
 
 
+class AskError(Exception):
+    """An ask of the client that brought no answer: code is DENIED when the
+    tool's manifest or the client did not declare the capability, and the
+    message says why."""
+
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+
+
+def _ask(method, id, params):
+    """Sends one ask by the host's ask_all and returns the client's answer.
+    On 2026-07-28 an ask without an answer yet ends the call here; the
+    client answers and the call runs again, and this ask then returns."""
+    one = {"method": method, "params": params}
+    if id is not None:
+        one["id"] = str(id)
+    if _wasmcp is None:
+        raise AskError(DENIED, "no host: asking the client works only inside wasmcp")
+    code, answer = _wasmcp.ask(json.dumps([one]).encode("utf-8"))
+    try:
+        answers = json.loads(answer) if answer is not None else None
+    except ValueError:
+        answers = None
+    # The answer is each ask's by its id (ask-1 when the tool names none),
+    # or, for a request the host could not take, {"error": ...}.
+    mine = None
+    if isinstance(answers, dict):
+        if one.get("id") in answers:
+            mine = answers[one["id"]]
+        elif isinstance(answers.get("error"), str):
+            mine = answers
+        elif answers:
+            mine = next(iter(answers.values()))
+    if code != OK:
+        message = mine.get("error") if isinstance(mine, dict) else None
+        raise AskError(code, message or "the host did not ask the client (code %d)" % code)
+    if not isinstance(mine, dict):
+        raise AskError(-1, "the client's answer was unreadable")
+    return mine
+
+
+def elicit(message, requested_schema=None, url=None, elicitation_id=None, id=None):
+    """Asks the user, by elicitation, to fill in a form whose JSON Schema is
+    requested_schema (or, with url and elicitation_id, sends them to a
+    URL). Returns {"action": "accept" | "decline" | "cancel", "content": ...}.
+    The tool's manifest must declare "client": ["elicitation"]."""
+    params = {"message": message}
+    if url is not None:
+        params.update(mode="url", url=url, elicitationId=elicitation_id)
+    else:
+        params["mode"] = "form"
+        if requested_schema is not None:
+            params["requestedSchema"] = requested_schema
+    return _ask("elicitation/create", id, params)
+
+
+def create_message(messages, max_tokens, system_prompt=None, id=None):
+    """Asks the client's model for a completion of messages (a list of
+    {"role", "content"}). Returns {"role", "content", "model",
+    "stopReason"?}. The manifest must declare "client": ["sampling"]."""
+    params = {"messages": messages, "maxTokens": max_tokens}
+    if system_prompt is not None:
+        params["systemPrompt"] = system_prompt
+    return _ask("sampling/createMessage", id, params)
+
+
+def list_roots(id=None):
+    """Asks the client for its roots: a list of {"uri", "name"?}. The
+    manifest must declare "client": ["roots"]."""
+    return _ask("roots/list", id, {}).get("roots", [])
+
+
 def text(s):
     """A text content block, for result()."""
     return {"type": "text", "text": str(s)}

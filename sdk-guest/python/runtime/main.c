@@ -33,6 +33,10 @@ IMPORT("log") int32_t host_log(int32_t level, const char *msg, size_t len);
 IMPORT("progress") int32_t host_progress(double progress, double total, const char *msg, size_t len);
 IMPORT("http_request") int32_t host_http_request(const char *req, size_t len, uint32_t *answer_len);
 IMPORT("http_response") int32_t host_http_response(char *buf, size_t len);
+/* Every tool's runtime imports ask_all, whether or not its tool asks: the
+ * host lets a runtime import it and checks each ask at the call (design.md). */
+IMPORT("ask_all") int32_t host_ask_all(const char *req, size_t len, uint32_t *answer_len);
+IMPORT("ask_response") int32_t host_ask_response(char *buf, size_t len);
 
 /* ---- _wasmcp: the host functions and per-call WASI state ----------------- */
 
@@ -52,23 +56,35 @@ static PyObject *w_progress(PyObject *self, PyObject *args) {
     return PyLong_FromLong(host_progress(progress, total, msg, (size_t)len));
 }
 
-/* http(request: bytes) -> (code, answer: bytes | None) */
-static PyObject *w_http(PyObject *self, PyObject *arg) {
+/* A request to the host and its answer, which waits in the host until it
+ * is taken, sized first: http_request and http_response, or ask_all and
+ * ask_response. (code, answer: bytes | None) */
+static PyObject *exchange(PyObject *arg, int32_t (*request)(const char *, size_t, uint32_t *),
+                          int32_t (*response)(char *, size_t)) {
     char *req;
     Py_ssize_t len;
     if (PyBytes_AsStringAndSize(arg, &req, &len) < 0) return NULL;
     uint32_t n = 0;
-    int32_t rc = host_http_request(req, (size_t)len, &n);
+    int32_t rc = request(req, (size_t)len, &n);
     if (rc != 0 && n == 0) return Py_BuildValue("(iO)", rc, Py_None);
     PyObject *answer = PyBytes_FromStringAndSize(NULL, n);
     if (!answer) return NULL;
-    int32_t rc2 = host_http_response(PyBytes_AS_STRING(answer), n);
+    int32_t rc2 = response(PyBytes_AS_STRING(answer), n);
     if (rc2 != 0) {
         Py_DECREF(answer);
         return Py_BuildValue("(iO)", rc2, Py_None);
     }
-    PyObject *res = Py_BuildValue("(iN)", rc, answer);
-    return res;
+    return Py_BuildValue("(iN)", rc, answer);
+}
+
+/* http(request: bytes) -> (code, answer: bytes | None) */
+static PyObject *w_http(PyObject *self, PyObject *arg) {
+    return exchange(arg, host_http_request, host_http_response);
+}
+
+/* ask(asks: bytes) -> (code, answers: bytes | None) */
+static PyObject *w_ask(PyObject *self, PyObject *arg) {
+    return exchange(arg, host_ask_all, host_ask_response);
 }
 
 /* argv() -> list of str, from WASI args_get: the call's, never the snapshot's. */
@@ -207,6 +223,7 @@ static PyMethodDef w_methods[] = {
     {"log", w_log, METH_VARARGS, "log(level, message: str) -> int: wasmcp.log; 0 or a result code."},
     {"progress", w_progress, METH_VARARGS, "progress(progress, total, message: str) -> int: wasmcp.progress."},
     {"http", w_http, METH_O, "http(request: bytes) -> (code, answer: bytes | None): wasmcp.http_request and http_response."},
+    {"ask", w_ask, METH_O, "ask(asks: bytes) -> (code, answers: bytes | None): wasmcp.ask_all and ask_response."},
     {"argv", w_argv, METH_NOARGS, "argv() -> list[str]: this call's arguments."},
     {"environ", w_environ, METH_NOARGS, "environ() -> list[bytes]: this call's environment."},
     {"preopens", w_preopens, METH_NOARGS, "preopens(): makes this call's directories visible to open()."},
