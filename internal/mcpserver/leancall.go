@@ -149,14 +149,12 @@ func (l *leanCalls) add(id jsonrpc.ID, cancel context.CancelFunc) {
 	l.cancel[id] = cancel
 }
 
-// done forgets the call under id, and cancels its context, which ends
-// with it.
-func (l *leanCalls) done(id jsonrpc.ID) {
+// forget forgets the call under id. It is called before the id is free
+// for another request, which may then take the id's place.
+func (l *leanCalls) forget(id jsonrpc.ID) {
 	l.mu.Lock()
-	cancel := l.cancel[id]
+	defer l.mu.Unlock()
 	delete(l.cancel, id)
-	l.mu.Unlock()
-	cancel()
 }
 
 // cancelled cancels the call a notifications/cancelled with params names.
@@ -239,13 +237,14 @@ func leanMessage(id jsonrpc.ID, res *mcp.CallToolResult, impl *mcp.Implementatio
 // wrote with clientID, and writes its answer as the SDK would: a result,
 // or the error of a call that could not run; nothing once the call was
 // cancelled.
-func (c *stdioConn) runLean(ctx context.Context, id jsonrpc.ID, clientID json.RawMessage, call leanCall) {
-	defer c.lean.done(id)
+func (c *stdioConn) runLean(ctx context.Context, cancel context.CancelFunc, id jsonrpc.ID, clientID json.RawMessage, call leanCall) {
+	defer cancel()
 	// A 2026-07-28 call's log level is its _meta's, and the lean path
 	// takes none that has one: as the SDK does, it sends no logs, and
 	// without a progress token no progress.
 	rep := &clientReporter{ctx: ctx, tool: call.spec.Name}
 	res, err := c.srv.calls.Call(ctx, call.spec.Name, call.args, rep, nil)
+	c.lean.forget(id)
 	if err != nil {
 		// The tool went with a reload since it was looked up, and did not
 		// run: the SDK says so as it says it, and answers as for any

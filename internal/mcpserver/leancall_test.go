@@ -223,3 +223,19 @@ func FuzzHTTPLeanCalls(f *testing.F) {
 		runHTTPLeanOps(t, steps)
 	})
 }
+
+// A client may use an id again as soon as it has its answer: a call on the
+// lean path frees its id only once nothing of it answers to the id any
+// more, so that the next call under the id is neither cancelled nor
+// forgotten by the one before (a race -race found).
+func TestLeanCallsReuseAnID(t *testing.T) {
+	p := startStdioBare(t, serveDir(t, leanTestDir(t), Options{Version: "test"}))
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + modernMeta + `}}`)
+	p.answer()
+	for i := range 200 {
+		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"n":%d},%s}}`, i, modernMeta))
+		if got := p.answer(); !strings.Contains(got, fmt.Sprintf(`{\"n\":%d}`, i)) {
+			t.Fatalf("call %d under id 7: %s", i, got)
+		}
+	}
+}

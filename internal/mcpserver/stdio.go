@@ -389,7 +389,7 @@ func (c *stdioConn) takeLean(wireID json.RawMessage, v guard.Verdict, msg []byte
 	ctx, cancel := context.WithCancel(c.base)
 	c.lean.add(id, cancel)
 	clientID := bytes.Clone(v.ID)
-	c.answering.Go(func() { c.runLean(ctx, id, clientID, call) })
+	c.answering.Go(func() { c.runLean(ctx, cancel, id, clientID, call) })
 	return true
 }
 
