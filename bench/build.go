@@ -77,6 +77,11 @@ func (a *artifacts) build(sel []*server) error {
 			return err
 		}
 		modules := filepath.Join(a.out, "modules")
+		// scripts/build-tools makes it too, but a run of C guests alone
+		// does not call it.
+		if err := os.MkdirAll(modules, 0o755); err != nil {
+			return err
+		}
 		if len(toolNames) > 0 {
 			args := append([]string{"scripts/build-tools", modules, a.wasmcp}, toolNames...)
 			if err := a.run(a.root, args...); err != nil {

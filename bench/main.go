@@ -39,6 +39,7 @@ type config struct {
 	NoBuild          bool
 	WasmcpArgs       []string      // added to every `wasmcp serve`
 	Pace             time.Duration // pause between the timed sequential calls
+	Rounds           int
 }
 
 func main() {
@@ -60,9 +61,10 @@ func main() {
 	stdioC := flag.String("stdio-concurrency", "1,4", "requests in flight on the one connection for the stdio throughput points")
 	flag.StringVar(&cfg.JSONPath, "json", "", "where to write the results as JSON (default build/bench/results.json; results-quick.json with --quick)")
 	flag.StringVar(&cfg.MarkdownPath, "markdown", "", "where to write the table as Markdown (default beside the JSON, .md)")
-	quick := flag.Bool("quick", false, "a fast smoke run: --n 200 --warmup 20 --duration 1s, unless given")
+	quick := flag.Bool("quick", false, "a fast smoke run: --n 200 --warmup 20 --duration 1s --rounds 1, unless given")
 	flag.BoolVar(&cfg.NoBuild, "no-build", false, "reuse what an earlier run built under build/bench")
 	wasmcpArgs := flag.String("wasmcp-args", "", "extra flags for every wasmcp serve, space-separated (e.g. \"--prewarm 0\")")
+	flag.IntVar(&cfg.Rounds, "rounds", 3, "rounds over all the servers, which take turns; each figure is the median of its rounds")
 	flag.DurationVar(&cfg.Pace, "pace", 0, "pause between the timed sequential calls, as an agent pauses between its calls (0: back to back)")
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -81,9 +83,12 @@ func main() {
 		if !set["duration"] {
 			cfg.Duration = time.Second
 		}
+		if !set["rounds"] {
+			cfg.Rounds = 1
+		}
 	}
-	if cfg.N < 1 || cfg.Warmup < 1 || cfg.Duration <= 0 {
-		log.Fatal("--n and --warmup must be at least 1, and --duration positive")
+	if cfg.N < 1 || cfg.Warmup < 1 || cfg.Duration <= 0 || cfg.Rounds < 1 {
+		log.Fatal("--n, --warmup and --rounds must be at least 1, and --duration positive")
 	}
 	var err error
 	if cfg.HTTPConcurrency, err = parseInts(*httpC); err != nil {
@@ -146,7 +151,7 @@ func main() {
 	r := &report{Date: time.Now().UTC(), Command: commandLine(), Machine: m}
 	r.Config.N, r.Config.Warmup, r.Config.DurationSeconds = cfg.N, cfg.Warmup, cfg.Duration.Seconds()
 	r.Config.HTTPConcurrency, r.Config.StdioConcurrency = cfg.HTTPConcurrency, cfg.StdioConcurrency
-	r.Config.PaceSeconds, r.Config.WasmcpArgs = cfg.Pace.Seconds(), cfg.WasmcpArgs
+	r.Config.PaceSeconds, r.Config.WasmcpArgs, r.Config.Rounds = cfg.Pace.Seconds(), cfg.WasmcpArgs, cfg.Rounds
 	for _, s := range sel {
 		r.Config.Servers = append(r.Config.Servers, s.Name)
 	}
@@ -154,15 +159,24 @@ func main() {
 	if r.Machine.LoadAvg > 0.5*float64(r.Machine.CPUs) {
 		fmt.Fprintf(os.Stderr, "bench: warning: the machine is busy (load average %.2f): the numbers will be noisy\n", r.Machine.LoadAvg)
 	}
-	failed := false
+	type run struct {
+		srv       *server
+		transport string
+		rounds    []result
+	}
+	var runs []*run
 	for _, s := range sel {
 		for _, t := range cfg.Transports {
-			fmt.Fprintf(os.Stderr, "bench: %-12s %-5s ", s.Name, t)
+			runs = append(runs, &run{srv: s, transport: t})
+		}
+	}
+	for round := range cfg.Rounds {
+		for _, u := range inTurn(runs, round) {
+			fmt.Fprintf(os.Stderr, "bench: round %d/%d %-12s %-5s ", round+1, cfg.Rounds, u.srv.Name, u.transport)
 			start := time.Now()
-			res := bench(&cfg, a, s, t)
-			r.Results = append(r.Results, res)
+			res := bench(&cfg, a, u.srv, u.transport)
+			u.rounds = append(u.rounds, res)
 			if res.Failed != "" {
-				failed = true
 				fmt.Fprintf(os.Stderr, "FAILED: %s\n", res.Failed)
 				continue
 			}
@@ -172,6 +186,12 @@ func main() {
 				fmt.Fprintf(os.Stderr, "bench: warning: other processes (%.0f%%) or the hypervisor (%.0f%%) took CPU time during this run: its numbers are noisy\n", res.OtherCPUPercent, res.StealPercent)
 			}
 		}
+	}
+	failed := false
+	for _, u := range runs {
+		res := combine(u.rounds)
+		failed = failed || res.Failed != ""
+		r.Results = append(r.Results, res)
 	}
 
 	// The table's throughput columns: every level of the transports run.

@@ -103,7 +103,11 @@ type result struct {
 	AllocKiBPerCall float64 `json:"alloc_kib_per_call,omitempty"`
 	PeakRSSMiB      float64 `json:"peak_rss_mib"` // VmHWM at the end of the run
 	EndRSSMiB       float64 `json:"end_rss_mib"`  // VmRSS at the end of the run
-	Failed          string  `json:"failed,omitempty"`
+	// Rounds is how many rounds the result combines (see rounds.go), and
+	// RoundP50Ms the p50 of each, in the order they ran.
+	Rounds     int       `json:"rounds,omitempty"`
+	RoundP50Ms []float64 `json:"round_p50_ms,omitempty"`
+	Failed     string    `json:"failed,omitempty"`
 }
 
 // errorLog counts failed calls and keeps the first few messages.

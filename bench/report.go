@@ -87,6 +87,7 @@ type report struct {
 		Servers          []string `json:"servers"`
 		PaceSeconds      float64  `json:"pace_seconds,omitempty"`
 		WasmcpArgs       []string `json:"wasmcp_args,omitempty"`
+		Rounds           int      `json:"rounds"`
 	} `json:"config"`
 	Results []result `json:"results"`
 }

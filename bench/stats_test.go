@@ -54,3 +54,36 @@ func TestVerify(t *testing.T) {
 		}
 	}
 }
+
+func TestCombineRounds(t *testing.T) {
+	round := func(p50, rss, other float64, calls, errs int, cps float64) result {
+		return result{Server: "s", Transport: "stdio",
+			Latency: latency{Calls: calls, P50Ms: p50, P99Ms: 10 * p50}, CPUMsPerCall: p50 / 2,
+			Errors: errs, ErrorSamples: []string{"e"}, PeakRSSMiB: rss, OtherCPUPercent: other,
+			Throughput: []point{{Concurrency: 4, Calls: calls, CallsPerSec: cps, Seconds: 1}}}
+	}
+	got := combine([]result{round(0.3, 20, 1, 100, 1, 900), round(0.1, 40, 9, 100, 0, 1000), round(0.2, 30, 2, 100, 2, 1100)})
+	if got.Latency.P50Ms != 0.2 || got.Latency.P99Ms != 2 || got.CPUMsPerCall != 0.1 || got.Latency.Calls != 300 {
+		t.Errorf("latency %+v, CPU %v: want the medians, over 300 calls", got.Latency, got.CPUMsPerCall)
+	}
+	if got.PeakRSSMiB != 40 || got.OtherCPUPercent != 9 || got.Errors != 3 || len(got.ErrorSamples) != 3 {
+		t.Errorf("peak %v, noise %v, errors %d %q: want the worst round's peak and noise, and every error", got.PeakRSSMiB, got.OtherCPUPercent, got.Errors, got.ErrorSamples)
+	}
+	if p := got.Throughput[0]; p.CallsPerSec != 1000 || p.Calls != 300 || p.Seconds != 3 || p.Concurrency != 4 {
+		t.Errorf("throughput %+v: want the median rate over every round's calls", p)
+	}
+	if got.Rounds != 3 || len(got.RoundP50Ms) != 3 || got.RoundP50Ms[0] != 0.3 {
+		t.Errorf("rounds %d, p50s %v", got.Rounds, got.RoundP50Ms)
+	}
+	if even := combine([]result{round(0.1, 1, 0, 1, 0, 1), round(0.3, 1, 0, 1, 0, 3)}); even.Latency.P50Ms != 0.2 {
+		t.Errorf("median of two = %v, want their mean", even.Latency.P50Ms)
+	}
+	failed := round(1, 1, 0, 1, 0, 1)
+	failed.Failed = "boom"
+	if got := combine([]result{round(1, 1, 0, 1, 0, 1), failed}); got.Failed != "round 2: boom" {
+		t.Errorf("a failed round: %q", got.Failed)
+	}
+	if got := inTurn([]int{1, 2, 3}, 4); len(got) != 3 || got[0] != 2 || got[2] != 1 {
+		t.Errorf("inTurn(1 2 3, 4) = %v, want 2 3 1", got)
+	}
+}

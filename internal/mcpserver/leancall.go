@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -50,7 +49,7 @@ type leanCall struct {
 // capabilities the SDK decodes; a tool the SDK serves that neither asks
 // the client nor may run as a task (whose calls the task store takes).
 func parseLeanCall(params []byte, tools leanTools) (leanCall, bool) {
-	members, ok := objectMembers(params)
+	members, ok := guard.Members(params)
 	if !ok || len(members) > 3 || members["_meta"] == nil || members["name"] == nil {
 		return leanCall{}, false
 	}
@@ -62,7 +61,7 @@ func parseLeanCall(params []byte, tools leanTools) (leanCall, bool) {
 	if len(members) == 3 && (args == nil || args[0] != '{') {
 		return leanCall{}, false
 	}
-	meta, ok := objectMembers(members["_meta"])
+	meta, ok := guard.Members(members["_meta"])
 	if !ok || len(meta) != 2 || string(meta[metaProtocolVersion]) != `"`+modernVersion+`"` {
 		return leanCall{}, false
 	}
@@ -76,35 +75,6 @@ func parseLeanCall(params []byte, tools leanTools) (leanCall, bool) {
 		return leanCall{}, false
 	}
 	return leanCall{spec: spec, args: args}, true
-}
-
-// objectMembers returns the members of the JSON object data, if it is one
-// and no member appears twice.
-func objectMembers(data []byte) (map[string]json.RawMessage, bool) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, false
-	}
-	members := map[string]json.RawMessage{}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, false
-		}
-		key := t.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, false
-		}
-		if _, dup := members[key]; dup {
-			return nil, false
-		}
-		members[key] = v
-	}
-	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
-		return nil, false
-	}
-	return members, true
 }
 
 // leanResult encodes res, the dispatcher's result of a call, as the SDK
@@ -203,11 +173,6 @@ func (rt *router) leanHTTP(w http.ResponseWriter, r *http.Request, v guard.Verdi
 		}
 		return
 	}
-	id, err := sdkID(wireID)
-	if err != nil {
-		rt.stateless.ServeHTTP(w, sdkReq())
-		return
-	}
 	ctx := r.Context()
 	res, err := rt.srv.calls.Call(ctx, call.spec.Name, call.args, &clientReporter{ctx: ctx, tool: call.spec.Name}, nil)
 	if err != nil {
@@ -216,21 +181,25 @@ func (rt *router) leanHTTP(w http.ResponseWriter, r *http.Request, v guard.Verdi
 		rt.stateless.ServeHTTP(w, sdkReq())
 		return
 	}
-	data, err := leanMessage(id, res, rt.srv.impl)
+	// wireID is plain (PlainID), or the router's substitute: the SDK would
+	// write it back as it is.
+	data, err := leanMessage(wireID, res, rt.srv.impl)
 	if err != nil || ctx.Err() != nil {
 		return
 	}
 	frame.write(w, data)
 }
 
-// leanMessage is the response to the request the SDK knows by id, whose
-// call gave res, as the SDK encodes it.
-func leanMessage(id jsonrpc.ID, res *mcp.CallToolResult, impl *mcp.Implementation) ([]byte, error) {
+// leanMessage is the response to the request whose id is id, as it is to
+// be written, and whose call gave res, as the SDK encodes it: the SDK's
+// envelope holds the members in this order, and the result, compact
+// already, as it is.
+func leanMessage(id json.RawMessage, res *mcp.CallToolResult, impl *mcp.Implementation) ([]byte, error) {
 	result, err := leanResult(res, impl)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the result: %w", err)
 	}
-	return jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Result: result})
+	return guard.ResultResponse(id, result), nil
 }
 
 // runLean runs call, a request the SDK would know by id and the client
@@ -259,20 +228,11 @@ func (c *stdioConn) runLean(ctx context.Context, cancel context.CancelFunc, id j
 	if err != nil || ctx.Err() != nil {
 		return
 	}
-	data, err := leanMessage(id, res, c.srv.impl)
+	data, err := leanMessage(clientID, res, c.srv.impl)
 	if err != nil {
 		return
 	}
-	if !bytes.Equal(clientID, guardID(data)) {
-		data, _ = guard.WithMember(data, "id", clientID)
-	}
 	c.write(append(data, '\n'))
-}
-
-// guardID is the id of an encoded response.
-func guardID(msg []byte) json.RawMessage {
-	id, _ := guard.ResponseID(msg)
-	return id
 }
 
 // leanToolsOf is the lean tools of catalog c, less refused.

@@ -339,6 +339,23 @@ func Member(obj []byte, name string) (json.RawMessage, bool) {
 	return obj[start:end:end], true
 }
 
+// Members returns the top-level members of obj, an object as Member
+// takes, by their unescaped names, and false if obj is not an object or a
+// name repeats. The values are slices of obj.
+func Members(obj []byte) (map[string]json.RawMessage, bool) {
+	var w walk
+	members := map[string]json.RawMessage{}
+	repeated := false
+	walked := w.members(obj, func(key []byte, start, end int) {
+		name := string(memberName(key))
+		if _, ok := members[name]; ok {
+			repeated = true
+		}
+		members[name] = obj[start:end:end]
+	})
+	return members, walked && !repeated
+}
+
 // WithMember returns a copy of obj, an object as Member takes, with the
 // value of its member name (the one Member finds) replaced by val, and
 // every other byte as it was. It returns false if obj has no such member.

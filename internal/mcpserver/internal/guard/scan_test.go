@@ -3,6 +3,7 @@ package guard
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
 )
@@ -183,6 +184,11 @@ func FuzzScan(f *testing.F) {
 				t.Fatalf("scanEnvelope(%q): %s = %q, encoding/json finds %q (present %v)", msg, name, got, want, present)
 			}
 		}
+		members, unique := Members(msg)
+		ref, refUnique := referenceMembers(msg)
+		if unique != refUnique || unique && !maps.EqualFunc(members, ref, func(a, b json.RawMessage) bool { return bytes.Equal(a, b) }) {
+			t.Fatalf("Members(%q) = %q, %v; encoding/json's tokens give %q, %v", msg, members, unique, ref, refUnique)
+		}
 		for name, want := range m {
 			if got, ok := Member(msg, name); !ok || !bytes.Equal(got, want) {
 				t.Fatalf("Member(%q, %q) = %q, %v; encoding/json finds %q", msg, name, got, ok, want)
@@ -200,4 +206,40 @@ func FuzzScan(f *testing.F) {
 			t.Fatalf("ResponseID(%q) = %q, %v; want %q, %v", msg, id, isResponse, wantID, wantResponse)
 		}
 	})
+}
+
+// referenceMembers is Members by encoding/json's tokens: the members of
+// the object data by their decoded names, unless one repeats.
+func referenceMembers(data []byte) (map[string]json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, false
+	}
+	members := map[string]json.RawMessage{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, false
+		}
+		if _, dup := members[t.(string)]; dup {
+			return nil, false
+		}
+		members[t.(string)] = v
+	}
+	return members, true
+}
+
+func TestMembersRefusesARepeatedName(t *testing.T) {
+	for _, obj := range []string{`{"a":1,"a":2}`, `{"a":1,"\u0061":2}`} {
+		if m, ok := Members([]byte(obj)); ok {
+			t.Errorf("Members(%s) = %q; want a refusal: a name repeats", obj, m)
+		}
+	}
+	if m, ok := Members([]byte(` { "a" : [1, {"a":2}] , "b":"x" } `)); !ok || string(m["a"]) != `[1, {"a":2}]` || string(m["b"]) != `"x"` || len(m) != 2 {
+		t.Errorf("Members = %q, %v", m, ok)
+	}
 }
