@@ -189,7 +189,7 @@ func (s *taskStore) answer(r taskRequest) (any, *jsonrpc.Error) {
 	if err := unmarshalParams(r.params, &p); err != nil {
 		return nil, err
 	}
-	t, err := s.find(r.owner, p.TaskID)
+	t, err := s.find(r.owner, p.TaskID, false)
 	if err != nil {
 		return nil, err
 	}
@@ -518,11 +518,14 @@ func (s *taskStore) endOwner(owner string) <-chan struct{} {
 	return returned
 }
 
-// find returns owner's task id.
-func (s *taskStore) find(owner, id string) (*task, *jsonrpc.Error) {
+// find returns owner's task id, of the extension if modern and of
+// 2025-11-25 if not. A stdio connection owns the tasks of both revisions,
+// but each revision sees only its own: their tasks end and answer
+// differently.
+func (s *taskStore) find(owner, id string, modern bool) (*task, *jsonrpc.Error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if t := s.owners[owner][id]; t != nil {
+	if t := s.owners[owner][id]; t != nil && t.modern == modern {
 		return t, nil
 	}
 	// Another session's task is not found either: whether it exists is
@@ -530,7 +533,8 @@ func (s *taskStore) find(owner, id string) (*task, *jsonrpc.Error) {
 	return nil, &jsonrpc.Error{Code: guard.CodeInvalidParams, Message: fmt.Sprintf("task %q not found: it was never this client's, or it expired (its ttl), or it had finished and gave way to newer tasks", id)}
 }
 
-// list returns a page of owner's tasks, oldest first, from cursor.
+// list returns a page of owner's tasks of 2025-11-25, oldest first, from
+// cursor.
 func (s *taskStore) list(owner, cursor string) (any, *jsonrpc.Error) {
 	var after uint64
 	if cursor != "" {
@@ -547,7 +551,7 @@ func (s *taskStore) list(owner, cursor string) (any, *jsonrpc.Error) {
 	var page []*task
 	var more bool
 	for _, t := range s.owners[owner] {
-		if t.seq > after {
+		if t.seq > after && !t.modern {
 			page = append(page, t)
 		}
 	}
@@ -620,6 +624,11 @@ func unmarshalParams(params json.RawMessage, v any) *jsonrpc.Error {
 // taskResponse is the answer to r with id.
 func (s *taskStore) taskResponse(id json.RawMessage, r taskRequest) []byte {
 	result, rpcErr := s.answer(r)
+	return rpcAnswer(id, result, rpcErr)
+}
+
+// rpcAnswer is the response to the request id: result, or rpcErr if set.
+func rpcAnswer(id json.RawMessage, result any, rpcErr *jsonrpc.Error) []byte {
 	if rpcErr == nil {
 		out, err := json.Marshal(result)
 		if err == nil {
@@ -627,7 +636,7 @@ func (s *taskStore) taskResponse(id json.RawMessage, r taskRequest) []byte {
 		}
 		rpcErr = &jsonrpc.Error{Code: guard.CodeInternalError, Message: fmt.Sprintf("encoding the result: %v", err)}
 	}
-	return guard.ErrorResponse(id, int(rpcErr.Code), rpcErr.Message)
+	return errorResponse(id, rpcErr)
 }
 
 // taskFields adds to the SDK's answers what it has no fields for: the tasks
