@@ -62,6 +62,9 @@ const (
 	taskCompleted = "completed"
 	taskFailed    = "failed"
 	taskCancelled = "cancelled"
+	// taskInputRequired: a task of the extension whose run waits for the
+	// client's answers to its asks (see taskAsker).
+	taskInputRequired = "input_required"
 )
 
 // taskStore runs the tools/call requests that ask to be tasks and keeps
@@ -116,7 +119,13 @@ type task struct {
 	updated time.Time
 	result  json.RawMessage // tasks/result's answer: a CallToolResult
 	err     *jsonrpc.Error  // or the error the call ended with
+	// input is what the run waits for the client to answer, while the
+	// status is taskInputRequired.
+	input *inputWait
 }
+
+// running reports whether t has not ended; the store's mu is held.
+func (t *task) running() bool { return t.status == taskWorking || t.status == taskInputRequired }
 
 func newTaskStore(calls Caller, tools func() *registry.Catalog, opts TaskOptions) *taskStore {
 	if opts.PerSession <= 0 {
@@ -276,6 +285,10 @@ type taskCall struct {
 	// notify, if set, is given the notifications/tasks/status of the
 	// task's end (see taskStore.ended).
 	notify func([]byte)
+	// need are the client capabilities the tool may ask for, and caps the
+	// client's, for a task of the extension (see taskAsker).
+	need []string
+	caps *mcp.ClientCapabilities
 }
 
 // start runs c as a task, and returns it with its state as it was made
@@ -310,15 +323,15 @@ func (s *taskStore) start(c taskCall) (*task, taskState, string) {
 
 	var meta mcp.Meta
 	rep := sandbox.Reporter(noReports{})
+	ask := sandbox.Asker(&taskAsker{store: s, t: t, need: c.need, caps: c.caps})
 	if !modern {
 		meta = mcp.Meta{relatedTaskKey: map[string]string{"taskId": t.id}}
 		rep = &clientReporter{ctx: ctx, session: c.session, token: c.token, tool: tool, meta: meta}
+		ask = legacyTaskAsks{}
 	}
 	go func() {
 		defer close(t.returned)
-		// No asker: a tool that asks the client cannot be a task (its
-		// manifest is refused).
-		res, err := s.calls.Call(ctx, tool, c.args, rep, nil)
+		res, err := s.calls.Call(ctx, tool, c.args, rep, ask)
 		s.finish(t, res, err, meta)
 	}()
 	return t, state, ""
@@ -366,7 +379,7 @@ func (s *taskStore) makeRoomLocked(owner string) string {
 func oldestFinished(tasks map[string]*task) *task {
 	var oldest *task
 	for _, t := range tasks {
-		if t.status != taskWorking && (oldest == nil || t.seq < oldest.seq) {
+		if !t.running() && (oldest == nil || t.seq < oldest.seq) {
 			oldest = t
 		}
 	}
@@ -419,7 +432,7 @@ func (s *taskStore) finish(t *task, res *mcp.CallToolResult, callErr error, meta
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if t.status != taskWorking {
+	if !t.running() {
 		return
 	}
 	t.status, t.message, t.result, t.err, t.updated = status, message, result, rpcErr, time.Now()
@@ -449,18 +462,18 @@ func (s *taskStore) endedLocked(t *task) {
 func (s *taskStore) cancel(t *task) (any, *jsonrpc.Error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if t.status != taskWorking {
+	if !t.running() {
 		return nil, &jsonrpc.Error{Code: guard.CodeInvalidParams, Message: fmt.Sprintf("task %s has already ended (%s): there is nothing to cancel", t.id, t.status)}
 	}
 	s.cancelLocked(t, "The task was cancelled by request.")
 	return s.stateLocked(t), nil
 }
 
-// cancelLocked ends t as cancelled; s.mu is held and t is working. Its
+// cancelLocked ends t as cancelled; s.mu is held and t is running. Its
 // result is what a cancelled call is told.
 func (s *taskStore) cancelLocked(t *task, message string) {
 	t.cancel()
-	t.status, t.message, t.updated = taskCancelled, message, time.Now()
+	t.status, t.message, t.updated, t.input = taskCancelled, message, time.Now(), nil
 	res := &mcp.CallToolResult{
 		Content: []mcp.Content{&mcp.TextContent{Text: "The task was cancelled before it finished; call the tool again to run it."}},
 		IsError: true,
@@ -478,7 +491,7 @@ func (s *taskStore) expire(owner string, t *task) {
 	if s.owners[owner][t.id] != t {
 		return
 	}
-	if t.status == taskWorking {
+	if t.running() {
 		s.cancelLocked(t, "The task's time to live ran out.")
 	}
 	s.forgetLocked(owner, t)
@@ -492,7 +505,7 @@ func (s *taskStore) endOwner(owner string) <-chan struct{} {
 	defer s.mu.Unlock()
 	var running []*task
 	for _, t := range s.owners[owner] {
-		if t.status == taskWorking {
+		if t.running() {
 			t.notify = nil // there is no one to tell
 			s.cancelLocked(t, "The session ended.")
 			running = append(running, t)

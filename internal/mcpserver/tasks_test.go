@@ -680,3 +680,111 @@ func TestExtensionTasksOverStdio(t *testing.T) {
 		t.Errorf("another connection's task = %s %+v; want not found", r.Result, r.Error)
 	}
 }
+
+// askingCalls is a Caller whose calls ask the client for a name and a
+// confirmation at once, and answer with what the client said, or return
+// the error that ended the wait, reported on ended.
+type askingCalls struct {
+	Caller
+	ended chan error
+}
+
+func (c askingCalls) Call(ctx context.Context, _ string, _ json.RawMessage, _ sandbox.Reporter, ask sandbox.Asker) (*mcp.CallToolResult, error) {
+	form := `{"message":"%s?","requestedSchema":{"type":"object","properties":{"v":{"type":"string"}},"required":["v"]}}`
+	answers, err := ask.Ask(ctx, []sandbox.Ask{
+		{Method: "elicitation/create", Capability: "elicitation", ID: "name", Params: json.RawMessage(fmt.Sprintf(form, "name"))},
+		{Method: "elicitation/create", Capability: "elicitation", ID: "confirm", Params: json.RawMessage(fmt.Sprintf(form, "sure"))},
+		{Method: "sampling/createMessage", Capability: "sampling", ID: "undeclared", Params: json.RawMessage(`{}`)},
+	})
+	if err != nil {
+		c.ended <- err
+		return nil, err
+	}
+	var text []string
+	for _, a := range answers {
+		if a.Err != nil {
+			text = append(text, "refused: "+a.Err.Error())
+		} else {
+			text = append(text, string(a.JSON))
+		}
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(text, "\n")}}}, nil
+}
+
+// TestExtensionTaskAsksTheClient: a task of the extension whose run asks
+// is input_required, with its asks as inputRequests (those the tool may
+// not make are refused at once); tasks/update answers them in part, then
+// in full, and the run goes on with the answers; a response to no ask is
+// ignored, one of the wrong kind refused; a cancel ends the wait.
+func TestExtensionTaskAsksTheClient(t *testing.T) {
+	s, _ := newHeldStore(t, TaskOptions{})
+	calls := askingCalls{ended: make(chan error, 1)}
+	s.calls = calls
+	caps := &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}}
+	ext := func(method, id, more string) (any, *jsonrpc.Error) {
+		return s.answerExtension("a", method, json.RawMessage(`{"taskId":"`+id+`"`+more+`,`+extensionMeta+`}`))
+	}
+	waiting := func(id string) extensionTask {
+		t.Helper()
+		for {
+			res, err := ext("tasks/get", id, "")
+			if err != nil {
+				t.Fatalf("tasks/get: %d %s", err.Code, err.Message)
+			}
+			if st := res.(extensionTask); st.Status != taskWorking {
+				return st
+			}
+		}
+	}
+	update := func(id, responses string) {
+		t.Helper()
+		if _, err := ext("tasks/update", id, `,"inputResponses":`+responses); err != nil {
+			t.Fatalf("tasks/update %s: %d %s", responses, err.Code, err.Message)
+		}
+	}
+
+	task, _, _ := s.start(taskCall{owner: "a", tool: "slow", args: json.RawMessage(`{}`), ttl: time.Minute, modern: true, need: []string{"elicitation"}, caps: caps})
+	st := waiting(task.id)
+	if st.Status != taskInputRequired || len(st.InputRequests) != 2 || st.InputRequests["name"] == nil || st.InputRequests["confirm"] == nil {
+		t.Fatalf("an asking task = %+v; want input_required with the two asks", st)
+	}
+	if out, _ := json.Marshal(st); !strings.Contains(string(out), `"inputRequests":{"confirm":{"method":"elicitation/create","params":{"mode":"form","message":"sure?"`) {
+		t.Errorf("tasks/get = %s; want the asks as the requests they are", out)
+	}
+	if _, err := ext("tasks/update", task.id, `,"inputResponses":{"name":{"role":"assistant","content":{"type":"text","text":"x"},"model":"m"}}`); err == nil || err.Code != -32602 {
+		t.Errorf("a sampling result for an elicitation: %v; want -32602", err)
+	}
+	update(task.id, `{"name":{"action":"accept","content":{"v":"Alice"}},"unknown-key":{"ignored":true}}`)
+	if st := waiting(task.id); st.Status != taskInputRequired || len(st.InputRequests) != 1 || st.InputRequests["confirm"] == nil {
+		t.Errorf("after a partial update: %+v; want input_required with only the unanswered ask", st)
+	}
+	update(task.id, `{"confirm":{"action":"accept","content":{"v":"yes"}}}`)
+	<-task.done
+	st = waiting(task.id)
+	for _, want := range []string{`"status":"completed"`, `Alice`, `yes`, `refused: `} {
+		if out, _ := json.Marshal(st); !strings.Contains(string(out), want) {
+			t.Errorf("the finished task = %s; want %s in it", out, want)
+		}
+	}
+
+	cancelled, _, _ := s.start(taskCall{owner: "a", tool: "slow", args: json.RawMessage(`{}`), ttl: time.Minute, modern: true, need: []string{"elicitation"}, caps: caps})
+	waiting(cancelled.id)
+	ext("tasks/cancel", cancelled.id, "")
+	if err := <-calls.ended; !errors.Is(err, context.Canceled) {
+		t.Errorf("the wait of a cancelled task ended with %v", err)
+	}
+	if st := waiting(cancelled.id); st.Status != taskCancelled || st.InputRequests != nil {
+		t.Errorf("a task cancelled while it asked = %+v", st)
+	}
+}
+
+// A 2025-11-25 task's asks are refused, with what to do instead.
+func TestLegacyTaskAsksAreRefused(t *testing.T) {
+	s, _ := newHeldStore(t, TaskOptions{})
+	s.calls = askingCalls{ended: make(chan error, 1)}
+	id := startTask(t, s, "a", "slow", `{}`)
+	got := string(mustAsk(t, s, "a", "tasks/result", `{"taskId":"`+id+`"}`))
+	if strings.Count(got, "a 2025-11-25 task cannot ask the client") != 3 {
+		t.Errorf("tasks/result = %s; want every ask refused", got)
+	}
+}

@@ -71,11 +71,13 @@ type extensionTask struct {
 	PollIntervalMs int64           `json:"pollIntervalMs"`
 	Result         json.RawMessage `json:"result,omitempty"`
 	Error          *jsonrpc.Error  `json:"error,omitempty"`
-	Meta           mcp.Meta        `json:"_meta,omitempty"`
+	// InputRequests are the asks an input_required task waits for.
+	InputRequests mcp.InputRequestMap `json:"inputRequests,omitempty"`
+	Meta          mcp.Meta            `json:"_meta,omitempty"`
 }
 
 // detailed is t as tasks/get gives it: the result of a completed task, the
-// error of a failed one.
+// error of a failed one, the asks of an input_required one.
 func (s *taskStore) detailed(t *task) extensionTask {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -85,6 +87,8 @@ func (s *taskStore) detailed(t *task) extensionTask {
 		out.Result = t.result
 	case taskFailed:
 		out.Error = t.err
+	case taskInputRequired:
+		out.InputRequests = t.inputRequests()
 	}
 	return out
 }
@@ -136,13 +140,19 @@ func (s *taskStore) serverDirected(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		required := tool.Spec.Tasks() == abi.TaskRequired
-		if !declaresTasks(call.ClientCapabilities()) {
+		caps := call.ClientCapabilities()
+		if !declaresTasks(caps) {
 			if required {
 				return nil, missingTasksExtension(fmt.Sprintf("tool %q, which runs only as a task,", call.Params.Name))
 			}
 			return next(ctx, method, req)
 		}
-		_, state, refusal := s.start(taskCall{owner: owner, tool: call.Params.Name, args: call.Params.Arguments, ttl: s.taskTTL(), modern: true})
+		if need := tool.Spec.Client; lacks(need, caps) {
+			// As a plain call of the tool is refused.
+			return nil, missingCapability("tool "+call.Params.Name, need)
+		}
+		_, state, refusal := s.start(taskCall{owner: owner, tool: call.Params.Name, args: call.Params.Arguments, ttl: s.taskTTL(), modern: true,
+			need: tool.Spec.Client, caps: caps})
 		switch {
 		case refusal != "" && required:
 			return nil, &jsonrpc.Error{Code: guard.CodeInternalError, Message: "task not created: " + refusal}
@@ -172,10 +182,12 @@ func extensionOwner(ctx context.Context, call *mcp.CallToolRequest) string {
 }
 
 // extensionRequest is what a request of the extension carries: the task
-// it names and the _meta that 2026-07-28 requires.
+// it names, a tasks/update's answers, and the _meta that 2026-07-28
+// requires.
 type extensionRequest struct {
-	TaskID string `json:"taskId"`
-	Meta   struct {
+	TaskID         string                     `json:"taskId"`
+	InputResponses map[string]json.RawMessage `json:"inputResponses"`
+	Meta           struct {
 		ProtocolVersion    string                  `json:"io.modelcontextprotocol/protocolVersion"`
 		ClientCapabilities *mcp.ClientCapabilities `json:"io.modelcontextprotocol/clientCapabilities"`
 	} `json:"_meta"`
@@ -185,9 +197,9 @@ type extensionRequest struct {
 // extension, with params, for owner. The SDK does not know these methods,
 // so what it checks of every 2026-07-28 request, whatever the transport,
 // is checked here first (see checkExtension). Both acknowledgements are
-// empty results: an update's answers have no taker, since no task asks
-// the client (a tool that asks cannot be a task), and the extension has
-// them ignored; a cancel of a task that has ended changes nothing, and
+// empty results: an update's answers go to the asks its task waits for
+// (see taskStore.update), and what the task does next is for tasks/get to
+// tell; a cancel of a task that has ended changes nothing, and
 // cancellation is cooperative.
 func (s *taskStore) answerExtension(owner, method string, params json.RawMessage) (any, *jsonrpc.Error) {
 	var p extensionRequest
@@ -204,9 +216,13 @@ func (s *taskStore) answerExtension(owner, method string, params json.RawMessage
 	switch method {
 	case "tasks/get":
 		return s.detailed(t), nil
+	case "tasks/update":
+		if err := s.update(t, p.InputResponses); err != nil {
+			return nil, err
+		}
 	case "tasks/cancel":
 		s.mu.Lock()
-		if t.status == taskWorking {
+		if t.running() {
 			s.cancelLocked(t, "The task was cancelled by request.")
 		}
 		s.mu.Unlock()
