@@ -323,12 +323,6 @@ func (t *Tool) check() error {
 	if err := checkClient(t.Client); err != nil {
 		return err
 	}
-	if len(t.Client) > 0 && t.Tasks() != TaskForbidden {
-		// A task runs apart from any request, with no stream to ask on;
-		// 2025-11-25 would have it ask through tasks/result, which the
-		// server does not do yet.
-		return errors.New(`a tool that asks the client ("client") cannot run as a task: leave out "execution.taskSupport", or the asks`)
-	}
 	if len(t.OutputSchema) > 0 {
 		if err := checkObjectRoot("outputSchema", t.OutputSchema); err != nil {
 			return err

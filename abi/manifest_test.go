@@ -494,6 +494,8 @@ func TestToolTasks(t *testing.T) {
 		`,"execution":{"taskSupport":"forbidden"}`: TaskForbidden,
 		`,"execution":{"taskSupport":"optional"}`:  TaskOptional,
 		`,"execution":{"taskSupport":"required"}`:  TaskRequired,
+		// A task may ask the client.
+		`,"client":["elicitation"],"execution":{"taskSupport":"optional"}`: TaskOptional,
 	} {
 		m, err := ParseManifest([]byte(`{"abi":1,"tools":[{"name":"a","description":"d","inputSchema":{"type":"object"}` + manifest + `}]}`))
 		if err != nil {

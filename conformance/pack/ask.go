@@ -31,6 +31,8 @@ func askTools() []guest.Tool {
 		guest.Text("test_input_required_result_tampered_state", inputTamperedState),
 		guest.Text("test_input_required_result_capabilities", inputCapabilities),
 		guest.Text("test_input_required_result_multiple_inputs", inputMultiple),
+		guest.Text("confirm_delete", confirmDelete),
+		guest.Text("multi_input", multiInput),
 	}
 }
 
@@ -251,6 +253,48 @@ func inputMultiple(none) (string, error) {
 		}
 	}
 	return fmt.Sprintf("%s, %v (%d roots)", greeting.Text(), name.Content["name"], len(roots.Roots)), nil
+}
+
+// The tasks extension's fixtures that ask (tasks-mrtr-input): each may run
+// as a task, which is input_required while it waits for the answers.
+
+type deleteArgs struct {
+	Filename string `json:"filename"`
+}
+
+// confirmDelete asks for a confirmation, then says what it would do.
+func confirmDelete(a deleteArgs) (string, error) {
+	r, err := guest.Elicit(guest.Elicitation{ID: "confirm", Message: "Delete " + a.Filename + "?",
+		Schema: object(map[string]any{"confirm": map[string]any{"type": "boolean"}}, "confirm")})
+	if err != nil {
+		return "", err
+	}
+	if r.Action != "accept" || r.Content["confirm"] != true {
+		return "Kept " + a.Filename, nil
+	}
+	return "Deleted " + a.Filename, nil
+}
+
+// multiInput asks for a name and a confirmation at once, so that both
+// are pending together.
+func multiInput(none) (string, error) {
+	schema := object(map[string]any{"name": map[string]any{"type": "string"}, "confirm": map[string]any{"type": "boolean"}})
+	got, err := guest.AskAll(
+		guest.Elicitation{ID: "name", Message: "What is your name?", Schema: schema},
+		guest.Elicitation{ID: "confirm", Message: "Go on?", Schema: schema},
+	)
+	if err != nil {
+		return "", err
+	}
+	var parts []string
+	for _, id := range []string{"name", "confirm"} {
+		var r guest.ElicitResult
+		if err := got[id].Decode(&r); err != nil {
+			return "", fmt.Errorf("%s: %w", id, err)
+		}
+		parts = append(parts, id+": "+described(&r))
+	}
+	return strings.Join(parts, "; "), nil
 }
 
 // inputPrompt gets the prompt test_input_required_result_prompt once the

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -79,6 +80,10 @@ func leanOps(steps []byte) []string {
 	return lines
 }
 
+// createdTaskFields are the members of a CreateTaskResult that differ between
+// servers.
+var createdTaskFields = regexp.MustCompile(`"(taskId|createdAt|lastUpdatedAt)":"[^"]*"`)
+
 // runLeanOps sends each line to a server with the lean call path and to
 // one that leaves every request to the SDK, over one registry, and fails
 // on any difference in what each request draws: its answer and the
@@ -96,7 +101,9 @@ func runLeanOps(t *testing.T, lines []string) {
 			if !strings.Contains(line, `"id"`) {
 				continue
 			}
-			got[j] = p.until()
+			// A task made of the call is the server's own, with an id and
+			// times of its own.
+			got[j] = createdTaskFields.ReplaceAllString(p.until(), `"$1":"…"`)
 		}
 		if got[0] != got[1] {
 			t.Fatalf("step %d, %s:\nlean: %s\nSDK:  %s", i, line, got[0], got[1])

@@ -62,11 +62,14 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, op
 	c.lists.off = s.sdkOnly
 	// The session outlives ctx: ctx ending starts a graceful stop, in
 	// which calls in flight may still finish.
-	session, err := s.mcp.Connect(context.WithoutCancel(ctx), stdioTransport{c}, nil)
+	// The owner of the connection's tasks goes with every request the SDK
+	// hands on, for the 2026-07-28 calls it makes tasks of.
+	owner := "stdio:" + rand.Text()
+	session, err := s.mcp.Connect(context.WithValue(context.WithoutCancel(ctx), connectionOwnerKey{}, owner), stdioTransport{c}, nil)
 	if err != nil {
 		return fmt.Errorf("starting MCP session: %w", err)
 	}
-	c.tasks, c.session, c.owner, c.srv = s.tasks, session, "stdio:"+rand.Text(), s
+	c.tasks, c.session, c.owner, c.srv = s.tasks, session, owner, s
 	readErr := make(chan error, 1)
 	go func() { readErr <- c.readFrom(in) }()
 
@@ -270,11 +273,11 @@ func (c *stdioConn) take(msg []byte) bool {
 	if !ok {
 		return more
 	}
-	if c.tasks.handles(req.Method, v.Params) {
+	if takes, extension := c.storeTakes(req.Method, v.Params); takes {
 		// Answered here, as the SDK knows no tasks; tasks/result may wait
 		// long, so each is answered in the background, held against the
 		// budget as any request is.
-		go c.answerTask(req, bytes.Clone(v.ID), v.Params)
+		go c.answerTask(req, bytes.Clone(v.ID), v.Params, extension)
 		return true
 	}
 	c.lists.handing(req.ID, req.Method, v.Params)
@@ -294,13 +297,35 @@ func (c *stdioConn) take(msg []byte) bool {
 	return true
 }
 
+// storeTakes reports whether the task store answers a request of method
+// with params, and whether as a request of the 2026-07-28 extension. A
+// request whose _meta names a protocol version is of 2026-07-28, which
+// has no session to initialize: the store takes the extension's methods,
+// and the SDK the rest, among them its tools/call (see serverDirected)
+// and the methods the extension removed, which it does not know.
+func (c *stdioConn) storeTakes(method string, params json.RawMessage) (takes, extension bool) {
+	legacy := c.tasks.handles(method, params)
+	if !legacy && !extensionTaskMethods[method] {
+		return false, false
+	}
+	if !guard.HasModernMeta(params) {
+		return legacy, false
+	}
+	return extensionTaskMethods[method], true
+}
+
 // answerTask answers req, a request of the tasks protocol whose id the
-// client wrote as id, once the session is initialized.
-func (c *stdioConn) answerTask(req *jsonrpc.Request, id, params json.RawMessage) {
+// client wrote as id: of the extension, or of 2025-11-25 once the session
+// is initialized.
+func (c *stdioConn) answerTask(req *jsonrpc.Request, id, params json.RawMessage, extension bool) {
 	var answer []byte
-	if c.session.InitializeParams() == nil {
+	switch {
+	case extension:
+		result, rpcErr := c.tasks.answerExtension(c.owner, req.Method, params)
+		answer = rpcAnswer(id, result, rpcErr)
+	case c.session.InitializeParams() == nil:
 		answer = guard.ErrorResponse(id, guard.CodeInvalidRequest, "invalid request: the session is not initialized; send initialize first")
-	} else {
+	default:
 		// A task's end is told as notifications/tasks/status, written as
 		// any message is.
 		notify := func(msg []byte) { c.write(msg) } // a failed write is the connection's, recorded there

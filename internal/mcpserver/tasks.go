@@ -62,6 +62,9 @@ const (
 	taskCompleted = "completed"
 	taskFailed    = "failed"
 	taskCancelled = "cancelled"
+	// taskInputRequired: a task of the extension whose run waits for the
+	// client's answers to its asks (see taskAsker).
+	taskInputRequired = "input_required"
 )
 
 // taskStore runs the tools/call requests that ask to be tasks and keeps
@@ -116,7 +119,13 @@ type task struct {
 	updated time.Time
 	result  json.RawMessage // tasks/result's answer: a CallToolResult
 	err     *jsonrpc.Error  // or the error the call ended with
+	// input is what the run waits for the client to answer, while the
+	// status is taskInputRequired.
+	input *inputWait
 }
+
+// running reports whether t has not ended; the store's mu is held.
+func (t *task) running() bool { return t.status == taskWorking || t.status == taskInputRequired }
 
 func newTaskStore(calls Caller, tools func() *registry.Catalog, opts TaskOptions) *taskStore {
 	if opts.PerSession <= 0 {
@@ -189,7 +198,7 @@ func (s *taskStore) answer(r taskRequest) (any, *jsonrpc.Error) {
 	if err := unmarshalParams(r.params, &p); err != nil {
 		return nil, err
 	}
-	t, err := s.find(r.owner, p.TaskID)
+	t, err := s.find(r.owner, p.TaskID, false)
 	if err != nil {
 		return nil, err
 	}
@@ -276,6 +285,10 @@ type taskCall struct {
 	// notify, if set, is given the notifications/tasks/status of the
 	// task's end (see taskStore.ended).
 	notify func([]byte)
+	// need are the client capabilities the tool may ask for, and caps the
+	// client's, for a task of the extension (see taskAsker).
+	need []string
+	caps *mcp.ClientCapabilities
 }
 
 // start runs c as a task, and returns it with its state as it was made
@@ -310,15 +323,15 @@ func (s *taskStore) start(c taskCall) (*task, taskState, string) {
 
 	var meta mcp.Meta
 	rep := sandbox.Reporter(noReports{})
+	ask := sandbox.Asker(&taskAsker{store: s, t: t, need: c.need, caps: c.caps})
 	if !modern {
 		meta = mcp.Meta{relatedTaskKey: map[string]string{"taskId": t.id}}
 		rep = &clientReporter{ctx: ctx, session: c.session, token: c.token, tool: tool, meta: meta}
+		ask = legacyTaskAsks{}
 	}
 	go func() {
 		defer close(t.returned)
-		// No asker: a tool that asks the client cannot be a task (its
-		// manifest is refused).
-		res, err := s.calls.Call(ctx, tool, c.args, rep, nil)
+		res, err := s.calls.Call(ctx, tool, c.args, rep, ask)
 		s.finish(t, res, err, meta)
 	}()
 	return t, state, ""
@@ -366,7 +379,7 @@ func (s *taskStore) makeRoomLocked(owner string) string {
 func oldestFinished(tasks map[string]*task) *task {
 	var oldest *task
 	for _, t := range tasks {
-		if t.status != taskWorking && (oldest == nil || t.seq < oldest.seq) {
+		if !t.running() && (oldest == nil || t.seq < oldest.seq) {
 			oldest = t
 		}
 	}
@@ -419,7 +432,7 @@ func (s *taskStore) finish(t *task, res *mcp.CallToolResult, callErr error, meta
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if t.status != taskWorking {
+	if !t.running() {
 		return
 	}
 	t.status, t.message, t.result, t.err, t.updated = status, message, result, rpcErr, time.Now()
@@ -449,18 +462,18 @@ func (s *taskStore) endedLocked(t *task) {
 func (s *taskStore) cancel(t *task) (any, *jsonrpc.Error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if t.status != taskWorking {
+	if !t.running() {
 		return nil, &jsonrpc.Error{Code: guard.CodeInvalidParams, Message: fmt.Sprintf("task %s has already ended (%s): there is nothing to cancel", t.id, t.status)}
 	}
 	s.cancelLocked(t, "The task was cancelled by request.")
 	return s.stateLocked(t), nil
 }
 
-// cancelLocked ends t as cancelled; s.mu is held and t is working. Its
+// cancelLocked ends t as cancelled; s.mu is held and t is running. Its
 // result is what a cancelled call is told.
 func (s *taskStore) cancelLocked(t *task, message string) {
 	t.cancel()
-	t.status, t.message, t.updated = taskCancelled, message, time.Now()
+	t.status, t.message, t.updated, t.input = taskCancelled, message, time.Now(), nil
 	res := &mcp.CallToolResult{
 		Content: []mcp.Content{&mcp.TextContent{Text: "The task was cancelled before it finished; call the tool again to run it."}},
 		IsError: true,
@@ -478,7 +491,7 @@ func (s *taskStore) expire(owner string, t *task) {
 	if s.owners[owner][t.id] != t {
 		return
 	}
-	if t.status == taskWorking {
+	if t.running() {
 		s.cancelLocked(t, "The task's time to live ran out.")
 	}
 	s.forgetLocked(owner, t)
@@ -492,7 +505,7 @@ func (s *taskStore) endOwner(owner string) <-chan struct{} {
 	defer s.mu.Unlock()
 	var running []*task
 	for _, t := range s.owners[owner] {
-		if t.status == taskWorking {
+		if t.running() {
 			t.notify = nil // there is no one to tell
 			s.cancelLocked(t, "The session ended.")
 			running = append(running, t)
@@ -518,11 +531,14 @@ func (s *taskStore) endOwner(owner string) <-chan struct{} {
 	return returned
 }
 
-// find returns owner's task id.
-func (s *taskStore) find(owner, id string) (*task, *jsonrpc.Error) {
+// find returns owner's task id, of the extension if modern and of
+// 2025-11-25 if not. A stdio connection owns the tasks of both revisions,
+// but each revision sees only its own: their tasks end and answer
+// differently.
+func (s *taskStore) find(owner, id string, modern bool) (*task, *jsonrpc.Error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if t := s.owners[owner][id]; t != nil {
+	if t := s.owners[owner][id]; t != nil && t.modern == modern {
 		return t, nil
 	}
 	// Another session's task is not found either: whether it exists is
@@ -530,7 +546,8 @@ func (s *taskStore) find(owner, id string) (*task, *jsonrpc.Error) {
 	return nil, &jsonrpc.Error{Code: guard.CodeInvalidParams, Message: fmt.Sprintf("task %q not found: it was never this client's, or it expired (its ttl), or it had finished and gave way to newer tasks", id)}
 }
 
-// list returns a page of owner's tasks, oldest first, from cursor.
+// list returns a page of owner's tasks of 2025-11-25, oldest first, from
+// cursor.
 func (s *taskStore) list(owner, cursor string) (any, *jsonrpc.Error) {
 	var after uint64
 	if cursor != "" {
@@ -547,7 +564,7 @@ func (s *taskStore) list(owner, cursor string) (any, *jsonrpc.Error) {
 	var page []*task
 	var more bool
 	for _, t := range s.owners[owner] {
-		if t.seq > after {
+		if t.seq > after && !t.modern {
 			page = append(page, t)
 		}
 	}
@@ -620,6 +637,11 @@ func unmarshalParams(params json.RawMessage, v any) *jsonrpc.Error {
 // taskResponse is the answer to r with id.
 func (s *taskStore) taskResponse(id json.RawMessage, r taskRequest) []byte {
 	result, rpcErr := s.answer(r)
+	return rpcAnswer(id, result, rpcErr)
+}
+
+// rpcAnswer is the response to the request id: result, or rpcErr if set.
+func rpcAnswer(id json.RawMessage, result any, rpcErr *jsonrpc.Error) []byte {
 	if rpcErr == nil {
 		out, err := json.Marshal(result)
 		if err == nil {
@@ -627,7 +649,7 @@ func (s *taskStore) taskResponse(id json.RawMessage, r taskRequest) []byte {
 		}
 		rpcErr = &jsonrpc.Error{Code: guard.CodeInternalError, Message: fmt.Sprintf("encoding the result: %v", err)}
 	}
-	return guard.ErrorResponse(id, int(rpcErr.Code), rpcErr.Message)
+	return errorResponse(id, rpcErr)
 }
 
 // taskFields adds to the SDK's answers what it has no fields for: the tasks

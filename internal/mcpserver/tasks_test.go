@@ -418,18 +418,19 @@ func TestTaskFieldsInTheSDKsAnswers(t *testing.T) {
 	}
 }
 
-// TestPolledTaskKeepsItsSession polls a running task over HTTP for three
-// times the session idle timeout: the SDK sees none of the polls, but must
-// not close the session, and its task with it, as idle.
-func TestPolledTaskKeepsItsSession(t *testing.T) {
+// spinningTask serves, over HTTP with opts, a tool that spins until it is
+// cancelled and runs only as a task, and starts a task of it in a new
+// 2025-11-25 session. It returns the server's URL, the headers of the
+// session's requests and the task's id.
+func spinningTask(t *testing.T, opts HTTPOptions) (url string, header map[string]string, id string) {
+	t.Helper()
 	dir := t.TempDir()
 	wattest.Write(t, dir, "loop", "spin")
 	write(t, filepath.Join(dir, "spin.manifest.json"), `{"abi":1,"tools":[{"name":"spin","description":"spins","inputSchema":{"type":"object"},
 		"execution":{"taskSupport":"required"}}]}`)
-	const idle = time.Second
-	srv := httptest.NewServer(serveDir(t, dir, Options{}).HTTPHandler(HTTPOptions{SessionIdleTimeout: idle}))
-	defer srv.Close()
-	header := map[string]string{"Mcp-Session-Id": startSession(t, srv.URL), "Mcp-Protocol-Version": "2025-11-25"}
+	srv := httptest.NewServer(serveDir(t, dir, Options{}).HTTPHandler(opts))
+	t.Cleanup(srv.Close)
+	header = map[string]string{"Mcp-Session-Id": startSession(t, srv.URL), "Mcp-Protocol-Version": "2025-11-25"}
 	_, _, r := httpPost(t, srv.URL, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"spin","arguments":{},"task":{}}}`, header)
 	var created struct {
 		Task taskState `json:"task"`
@@ -437,37 +438,33 @@ func TestPolledTaskKeepsItsSession(t *testing.T) {
 	if err := json.Unmarshal(r.Result, &created); err != nil || created.Task.TaskID == "" {
 		t.Fatalf("tools/call as a task: %s %+v", r.Result, r.Error)
 	}
-	get := `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"` + created.Task.TaskID + `"}}`
+	return srv.URL, header, created.Task.TaskID
+}
+
+// TestPolledTaskKeepsItsSession polls a running task over HTTP for three
+// times the session idle timeout: the SDK sees none of the polls, but must
+// not close the session, and its task with it, as idle.
+func TestPolledTaskKeepsItsSession(t *testing.T) {
+	const idle = time.Second
+	url, header, id := spinningTask(t, HTTPOptions{SessionIdleTimeout: idle})
+	get := `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"` + id + `"}}`
 	for start := time.Now(); time.Since(start) < 3*idle; {
-		status, _, r := httpPost(t, srv.URL, get, header)
+		status, _, r := httpPost(t, url, get, header)
 		var st taskState
 		json.Unmarshal(r.Result, &st)
 		if status != http.StatusOK || st.Status != taskWorking {
 			t.Fatalf("tasks/get after %v: %d %s %+v", time.Since(start).Round(time.Millisecond), status, r.Result, r.Error)
 		}
 	}
-	httpPost(t, srv.URL, `{"jsonrpc":"2.0","id":3,"method":"tasks/cancel","params":{"taskId":"`+created.Task.TaskID+`"}}`, header)
+	httpPost(t, url, `{"jsonrpc":"2.0","id":3,"method":"tasks/cancel","params":{"taskId":"`+id+`"}}`, header)
 }
 
 // A waiting tasks/result is one of the long-lived streams: past
 // MaxStreams, another is refused rather than hold a connection.
 func TestWaitingForATaskTakesAStream(t *testing.T) {
-	dir := t.TempDir()
-	wattest.Write(t, dir, "loop", "spin")
-	write(t, filepath.Join(dir, "spin.manifest.json"), `{"abi":1,"tools":[{"name":"spin","description":"spins","inputSchema":{"type":"object"},
-		"execution":{"taskSupport":"required"}}]}`)
-	srv := httptest.NewServer(serveDir(t, dir, Options{}).HTTPHandler(HTTPOptions{MaxStreams: 1}))
-	defer srv.Close()
-	header := map[string]string{"Mcp-Session-Id": startSession(t, srv.URL), "Mcp-Protocol-Version": "2025-11-25"}
-	_, _, r := httpPost(t, srv.URL, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"spin","arguments":{},"task":{}}}`, header)
-	var created struct {
-		Task taskState `json:"task"`
-	}
-	if err := json.Unmarshal(r.Result, &created); err != nil || created.Task.TaskID == "" {
-		t.Fatalf("tools/call as a task: %s %+v", r.Result, r.Error)
-	}
+	url, header, id := spinningTask(t, HTTPOptions{MaxStreams: 1})
 	// The one stream: a GET of the session, which stays open.
-	get, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+	get, _ := http.NewRequest(http.MethodGet, url, nil)
 	get.Header.Set("Accept", "text/event-stream")
 	for k, v := range header {
 		get.Header.Set(k, v)
@@ -477,11 +474,11 @@ func TestWaitingForATaskTakesAStream(t *testing.T) {
 		t.Fatalf("the session's stream: %v %v", stream, err)
 	}
 	defer stream.Body.Close()
-	status, _, r := httpPost(t, srv.URL, `{"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{"taskId":"`+created.Task.TaskID+`"}}`, header)
+	status, _, r := httpPost(t, url, `{"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{"taskId":"`+id+`"}}`, header)
 	if status != http.StatusServiceUnavailable || r.Error == nil || !strings.Contains(r.Error.Message, "open streams") {
 		t.Errorf("tasks/result with every stream open: %d %s %+v; want 503", status, r.Result, r.Error)
 	}
-	httpPost(t, srv.URL, `{"jsonrpc":"2.0","id":3,"method":"tasks/cancel","params":{"taskId":"`+created.Task.TaskID+`"}}`, header)
+	httpPost(t, url, `{"jsonrpc":"2.0","id":3,"method":"tasks/cancel","params":{"taskId":"`+id+`"}}`, header)
 }
 
 // reportingCalls is a Caller whose calls log a line and report progress
@@ -533,15 +530,20 @@ func TestTaskReportsNameTheirTask(t *testing.T) {
 	}
 }
 
+// extensionMeta is the _meta of a 2026-07-28 request from a client that
+// declares the tasks extension.
+const extensionMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
+
 // TestExtensionTaskStatuses: a task of the 2026-07-28 extension whose
 // tool reports an error is completed, with the result inlined (2025-11-25
 // has it failed); a cancelled one inlines nothing; and a session's task
-// is not found through the extension.
+// is not found through the extension, nor the extension's by its owner's
+// 2025-11-25 requests.
 func TestExtensionTaskStatuses(t *testing.T) {
 	s, calls := newHeldStore(t, TaskOptions{})
 	get := func(id string) extensionTask {
 		t.Helper()
-		res, err := s.answerExtension("tasks/get", json.RawMessage(`{"taskId":"`+id+`"}`))
+		res, err := s.answerExtension(statelessOwner, "tasks/get", json.RawMessage(`{"taskId":"`+id+`",`+extensionMeta+`}`))
 		if err != nil {
 			t.Fatalf("tasks/get: %d %s", err.Code, err.Message)
 		}
@@ -558,13 +560,231 @@ func TestExtensionTaskStatuses(t *testing.T) {
 	}
 	cancelled, _, _ := s.start(taskCall{owner: statelessOwner, tool: "slow", args: json.RawMessage(`{}`), ttl: time.Minute, modern: true})
 	<-calls.started
-	s.answerExtension("tasks/cancel", json.RawMessage(`{"taskId":"`+cancelled.id+`"}`))
+	s.answerExtension(statelessOwner, "tasks/cancel", json.RawMessage(`{"taskId":"`+cancelled.id+`",`+extensionMeta+`}`))
 	if st := get(cancelled.id); st.Status != taskCancelled || st.Result != nil || st.Error != nil {
 		t.Errorf("a cancelled task = %+v; want cancelled, nothing inlined", st)
 	}
 
 	other := startTask(t, s, "a", "slow", `{}`)
-	if _, err := s.answerExtension("tasks/get", json.RawMessage(`{"taskId":"`+other+`"}`)); err == nil || err.Code != -32602 {
-		t.Errorf("a session's task through the extension: %v", err)
+	if _, err := s.answerExtension("a", "tasks/get", json.RawMessage(`{"taskId":"`+other+`",`+extensionMeta+`}`)); err == nil || err.Code != -32602 {
+		t.Errorf("a 2025-11-25 task through the extension: %v", err)
+	}
+	modern, _, _ := s.start(taskCall{owner: "a", tool: "slow", args: json.RawMessage(`{}`), ttl: time.Minute, modern: true})
+	wantError(t, s, "a", "tasks/get", `{"taskId":"`+modern.id+`"}`, -32602, "not found")
+	var list struct{ Tasks []taskState }
+	json.Unmarshal(mustAsk(t, s, "a", "tasks/list", `{}`), &list)
+	if len(list.Tasks) != 1 || list.Tasks[0].TaskID != other {
+		t.Errorf("tasks/list = %+v; want only the 2025-11-25 task", list.Tasks)
+	}
+}
+
+// TestExtensionRequestsAreChecked: a request of the extension is checked
+// as the SDK checks every 2026-07-28 request, whatever its transport.
+func TestExtensionRequestsAreChecked(t *testing.T) {
+	s, _ := newHeldStore(t, TaskOptions{})
+	for _, c := range []struct {
+		params string
+		code   int64
+	}{
+		{`{"taskId":"x"}`, -32602},
+		{`{"taskId":"x","_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":{}}}`, mcp.CodeUnsupportedProtocolVersion},
+		{`{"taskId":"x","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`, -32602},
+		{`{"taskId":"x",` + modernMeta + `}`, mcp.CodeMissingRequiredClientCapabilities},
+		{`{"taskId":"x",` + extensionMeta + `}`, -32602},
+	} {
+		if _, err := s.answerExtension(statelessOwner, "tasks/get", json.RawMessage(c.params)); err == nil || err.Code != c.code {
+			t.Errorf("tasks/get %s: %v; want code %d", c.params, err, c.code)
+		}
+	}
+}
+
+// extensionTasksDir holds tools "echo" (taskSupport optional), which
+// answers at once, and "spin" (required), which spins until cancelled.
+func extensionTasksDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	wattest.Write(t, dir, "echo", "echo")
+	write(t, filepath.Join(dir, "echo.manifest.json"), `{"abi":1,"tools":[{"name":"echo","description":"d","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"}}]}`)
+	wattest.Write(t, dir, "loop", "spin")
+	write(t, filepath.Join(dir, "spin.manifest.json"), `{"abi":1,"tools":[{"name":"spin","description":"spins","inputSchema":{"type":"object"},"execution":{"taskSupport":"required"}}]}`)
+	return dir
+}
+
+// extensionCall sends, on p, a 2026-07-28 request of method with id and
+// params (without _meta) and meta, and returns its answer.
+func extensionCall(p *stdioPeer, id int, method, params, meta string) reply {
+	p.t.Helper()
+	p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":{%s,%s}}`, id, method, params, meta))
+	return p.recv()
+}
+
+// TestExtensionTasksOverStdio runs the tasks extension over stdio: a
+// 2026-07-28 call of a task-capable tool from a client that declares the
+// extension makes a task, which tasks/get polls to its end, with the result
+// inlined; tasks/cancel stops one; a client without the extension gets
+// -32021 for a tool that runs only as a task; the removed methods are
+// -32601; and another connection does not find the task.
+func TestExtensionTasksOverStdio(t *testing.T) {
+	s := serveDir(t, extensionTasksDir(t), Options{})
+	p := startStdioBare(t, s)
+	var created extensionTask
+	r := extensionCall(p, 1, "tools/call", `"name":"echo","arguments":{"n":1}`, extensionMeta)
+	if err := json.Unmarshal(r.Result, &created); err != nil || r.Error != nil || created.ResultType != "task" || created.TaskID == "" || created.Status != taskWorking {
+		t.Fatalf("tools/call over stdio = %s %+v; want a CreateTaskResult", r.Result, r.Error)
+	}
+	get := func(id int, taskID string) extensionTask {
+		t.Helper()
+		var st extensionTask
+		r := extensionCall(p, id, "tasks/get", `"taskId":"`+taskID+`"`, extensionMeta)
+		if err := json.Unmarshal(r.Result, &st); err != nil || r.Error != nil {
+			t.Fatalf("tasks/get = %s %+v", r.Result, r.Error)
+		}
+		return st
+	}
+	done := get(2, created.TaskID)
+	for done.Status == taskWorking {
+		done = get(2, created.TaskID)
+	}
+	if done.Status != taskCompleted || done.ResultType != "complete" || !strings.Contains(string(done.Result), `\"n\":1`) {
+		t.Errorf("the finished task = %+v %s; want completed with the echo inlined", done, done.Result)
+	}
+
+	r = extensionCall(p, 3, "tools/call", `"name":"spin","arguments":{}`, extensionMeta)
+	var spin extensionTask
+	if err := json.Unmarshal(r.Result, &spin); err != nil || spin.TaskID == "" {
+		t.Fatalf("tools/call of spin = %s %+v", r.Result, r.Error)
+	}
+	if r := extensionCall(p, 4, "tasks/cancel", `"taskId":"`+spin.TaskID+`"`, extensionMeta); r.Error != nil || string(r.Result) != `{"resultType":"complete"}` {
+		t.Errorf("tasks/cancel = %s %+v; want an empty result", r.Result, r.Error)
+	}
+	if st := get(5, spin.TaskID); st.Status != taskCancelled {
+		t.Errorf("a cancelled task = %+v", st)
+	}
+
+	for _, c := range []struct {
+		what, method, params, meta string
+		code                       int
+	}{
+		{"a task-only tool without the extension", "tools/call", `"name":"spin","arguments":{}`, modernMeta, -32021},
+		{"tasks/get without the extension", "tasks/get", `"taskId":"` + spin.TaskID + `"`, modernMeta, -32021},
+		{"tasks/result, removed", "tasks/result", `"taskId":"` + spin.TaskID + `"`, extensionMeta, -32601},
+		{"tasks/list, removed", "tasks/list", `"x":1`, extensionMeta, -32601},
+	} {
+		if r := extensionCall(p, 6, c.method, c.params, c.meta); r.Error == nil || r.Error.Code != c.code {
+			t.Errorf("%s = %s %+v; want code %d", c.what, r.Result, r.Error, c.code)
+		}
+	}
+
+	other := startStdioBare(t, s)
+	if r := extensionCall(other, 1, "tasks/get", `"taskId":"`+created.TaskID+`"`, extensionMeta); r.Error == nil || r.Error.Code != -32602 {
+		t.Errorf("another connection's task = %s %+v; want not found", r.Result, r.Error)
+	}
+}
+
+// askingCalls is a Caller whose calls ask the client for a name and a
+// confirmation at once, and answer with what the client said, or return
+// the error that ended the wait, reported on ended.
+type askingCalls struct {
+	Caller
+	ended chan error
+}
+
+func (c askingCalls) Call(ctx context.Context, _ string, _ json.RawMessage, _ sandbox.Reporter, ask sandbox.Asker) (*mcp.CallToolResult, error) {
+	form := `{"message":"%s?","requestedSchema":{"type":"object","properties":{"v":{"type":"string"}},"required":["v"]}}`
+	answers, err := ask.Ask(ctx, []sandbox.Ask{
+		{Method: "elicitation/create", Capability: "elicitation", ID: "name", Params: json.RawMessage(fmt.Sprintf(form, "name"))},
+		{Method: "elicitation/create", Capability: "elicitation", ID: "confirm", Params: json.RawMessage(fmt.Sprintf(form, "sure"))},
+		{Method: "sampling/createMessage", Capability: "sampling", ID: "undeclared", Params: json.RawMessage(`{}`)},
+	})
+	if err != nil {
+		c.ended <- err
+		return nil, err
+	}
+	var text []string
+	for _, a := range answers {
+		if a.Err != nil {
+			text = append(text, "refused: "+a.Err.Error())
+		} else {
+			text = append(text, string(a.JSON))
+		}
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(text, "\n")}}}, nil
+}
+
+// TestExtensionTaskAsksTheClient: a task of the extension whose run asks
+// is input_required, with its asks as inputRequests (those the tool may
+// not make are refused at once); tasks/update answers them in part, then
+// in full, and the run goes on with the answers; a response to no ask is
+// ignored, one of the wrong kind refused; a cancel ends the wait.
+func TestExtensionTaskAsksTheClient(t *testing.T) {
+	s, _ := newHeldStore(t, TaskOptions{})
+	calls := askingCalls{ended: make(chan error, 1)}
+	s.calls = calls
+	caps := &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}}
+	ext := func(method, id, more string) (any, *jsonrpc.Error) {
+		return s.answerExtension("a", method, json.RawMessage(`{"taskId":"`+id+`"`+more+`,`+extensionMeta+`}`))
+	}
+	waiting := func(id string) extensionTask {
+		t.Helper()
+		for {
+			res, err := ext("tasks/get", id, "")
+			if err != nil {
+				t.Fatalf("tasks/get: %d %s", err.Code, err.Message)
+			}
+			if st := res.(extensionTask); st.Status != taskWorking {
+				return st
+			}
+		}
+	}
+	update := func(id, responses string) {
+		t.Helper()
+		if _, err := ext("tasks/update", id, `,"inputResponses":`+responses); err != nil {
+			t.Fatalf("tasks/update %s: %d %s", responses, err.Code, err.Message)
+		}
+	}
+
+	task, _, _ := s.start(taskCall{owner: "a", tool: "slow", args: json.RawMessage(`{}`), ttl: time.Minute, modern: true, need: []string{"elicitation"}, caps: caps})
+	st := waiting(task.id)
+	if st.Status != taskInputRequired || len(st.InputRequests) != 2 || st.InputRequests["name"] == nil || st.InputRequests["confirm"] == nil {
+		t.Fatalf("an asking task = %+v; want input_required with the two asks", st)
+	}
+	if out, _ := json.Marshal(st); !strings.Contains(string(out), `"inputRequests":{"confirm":{"method":"elicitation/create","params":{"mode":"form","message":"sure?"`) {
+		t.Errorf("tasks/get = %s; want the asks as the requests they are", out)
+	}
+	if _, err := ext("tasks/update", task.id, `,"inputResponses":{"name":{"role":"assistant","content":{"type":"text","text":"x"},"model":"m"}}`); err == nil || err.Code != -32602 {
+		t.Errorf("a sampling result for an elicitation: %v; want -32602", err)
+	}
+	update(task.id, `{"name":{"action":"accept","content":{"v":"Alice"}},"unknown-key":{"ignored":true}}`)
+	if st := waiting(task.id); st.Status != taskInputRequired || len(st.InputRequests) != 1 || st.InputRequests["confirm"] == nil {
+		t.Errorf("after a partial update: %+v; want input_required with only the unanswered ask", st)
+	}
+	update(task.id, `{"confirm":{"action":"accept","content":{"v":"yes"}}}`)
+	<-task.done
+	st = waiting(task.id)
+	for _, want := range []string{`"status":"completed"`, `Alice`, `yes`, `refused: `} {
+		if out, _ := json.Marshal(st); !strings.Contains(string(out), want) {
+			t.Errorf("the finished task = %s; want %s in it", out, want)
+		}
+	}
+
+	cancelled, _, _ := s.start(taskCall{owner: "a", tool: "slow", args: json.RawMessage(`{}`), ttl: time.Minute, modern: true, need: []string{"elicitation"}, caps: caps})
+	waiting(cancelled.id)
+	ext("tasks/cancel", cancelled.id, "")
+	if err := <-calls.ended; !errors.Is(err, context.Canceled) {
+		t.Errorf("the wait of a cancelled task ended with %v", err)
+	}
+	if st := waiting(cancelled.id); st.Status != taskCancelled || st.InputRequests != nil {
+		t.Errorf("a task cancelled while it asked = %+v", st)
+	}
+}
+
+// A 2025-11-25 task's asks are refused, with what to do instead.
+func TestLegacyTaskAsksAreRefused(t *testing.T) {
+	s, _ := newHeldStore(t, TaskOptions{})
+	s.calls = askingCalls{ended: make(chan error, 1)}
+	id := startTask(t, s, "a", "slow", `{}`)
+	got := string(mustAsk(t, s, "a", "tasks/result", `{"taskId":"`+id+`"}`))
+	if strings.Count(got, "a 2025-11-25 task cannot ask the client") != 3 {
+		t.Errorf("tasks/result = %s; want every ask refused", got)
 	}
 }

@@ -71,11 +71,13 @@ type extensionTask struct {
 	PollIntervalMs int64           `json:"pollIntervalMs"`
 	Result         json.RawMessage `json:"result,omitempty"`
 	Error          *jsonrpc.Error  `json:"error,omitempty"`
-	Meta           mcp.Meta        `json:"_meta,omitempty"`
+	// InputRequests are the asks an input_required task waits for.
+	InputRequests mcp.InputRequestMap `json:"inputRequests,omitempty"`
+	Meta          mcp.Meta            `json:"_meta,omitempty"`
 }
 
 // detailed is t as tasks/get gives it: the result of a completed task, the
-// error of a failed one.
+// error of a failed one, the asks of an input_required one.
 func (s *taskStore) detailed(t *task) extensionTask {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -85,6 +87,8 @@ func (s *taskStore) detailed(t *task) extensionTask {
 		out.Result = t.result
 	case taskFailed:
 		out.Error = t.err
+	case taskInputRequired:
+		out.InputRequests = t.inputRequests()
 	}
 	return out
 }
@@ -113,10 +117,10 @@ func (r *createTaskResult) MarshalJSON() ([]byte, error) {
 	return json.Marshal(t)
 }
 
-// serverDirected runs as tasks the 2026-07-28 calls, over HTTP, of tools
-// whose manifest says they may run long (execution.taskSupport), for
-// clients that declare the extension; the extension leaves the choice to
-// the server, and the manifest is the author's word for it. A "required"
+// serverDirected runs as tasks the 2026-07-28 calls of tools whose
+// manifest says they may run long (execution.taskSupport), for clients
+// that declare the extension; the extension leaves the choice to the
+// server, and the manifest is the author's word for it. A "required"
 // tool's call from a client without the extension is refused with -32021,
 // as the extension says. When the store has no room, an "optional" tool's
 // call runs as a plain call (the extension allows a plain result), and a
@@ -124,7 +128,11 @@ func (r *createTaskResult) MarshalJSON() ([]byte, error) {
 func (s *taskStore) serverDirected(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		call, ok := req.(*mcp.CallToolRequest)
-		if !ok || method != "tools/call" || call.Extra == nil || call.Extra.Header == nil || !stateless(call.Session) {
+		if !ok || method != "tools/call" || !stateless(call.Session) {
+			return next(ctx, method, req)
+		}
+		owner := extensionOwner(ctx, call)
+		if owner == "" {
 			return next(ctx, method, req)
 		}
 		tool, ok := s.tools().Lookup(call.Params.Name)
@@ -132,13 +140,19 @@ func (s *taskStore) serverDirected(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		required := tool.Spec.Tasks() == abi.TaskRequired
-		if !declaresTasks(call.ClientCapabilities()) {
+		caps := call.ClientCapabilities()
+		if !declaresTasks(caps) {
 			if required {
 				return nil, missingTasksExtension(fmt.Sprintf("tool %q, which runs only as a task,", call.Params.Name))
 			}
 			return next(ctx, method, req)
 		}
-		_, state, refusal := s.start(taskCall{owner: statelessOwner, tool: call.Params.Name, args: call.Params.Arguments, ttl: s.taskTTL(), modern: true})
+		if need := tool.Spec.Client; lacks(need, caps) {
+			// As a plain call of the tool is refused.
+			return nil, missingCapability("tool "+call.Params.Name, need)
+		}
+		_, state, refusal := s.start(taskCall{owner: owner, tool: call.Params.Name, args: call.Params.Arguments, ttl: s.taskTTL(), modern: true,
+			need: tool.Spec.Client, caps: caps})
 		switch {
 		case refusal != "" && required:
 			return nil, &jsonrpc.Error{Code: guard.CodeInternalError, Message: "task not created: " + refusal}
@@ -149,28 +163,66 @@ func (s *taskStore) serverDirected(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// answerExtension answers a tasks/get, tasks/update or tasks/cancel of the
-// extension. Both acknowledgements are empty results: an update's answers
-// have no taker, since no task asks the client (a tool that asks cannot
-// be a task), and the extension has them ignored; a cancel of a task that
-// has ended changes nothing, and cancellation is cooperative.
-func (s *taskStore) answerExtension(method string, params json.RawMessage) (any, *jsonrpc.Error) {
-	var p struct {
-		TaskID string `json:"taskId"`
+// connectionOwnerKey is the context key of the owner of a stdio
+// connection's tasks, which ServeStdio gives the SDK's session, and so
+// every request of it.
+type connectionOwnerKey struct{}
+
+// extensionOwner is the owner of the tasks a 2026-07-28 call makes: its
+// stdio connection's, or statelessOwner over HTTP; "" where the call
+// came some other way, which makes no tasks.
+func extensionOwner(ctx context.Context, call *mcp.CallToolRequest) string {
+	if owner, ok := ctx.Value(connectionOwnerKey{}).(string); ok {
+		return owner
 	}
+	if call.Extra != nil && call.Extra.Header != nil {
+		return statelessOwner
+	}
+	return ""
+}
+
+// extensionRequest is what a request of the extension carries: the task
+// it names, a tasks/update's answers, and the _meta that 2026-07-28
+// requires.
+type extensionRequest struct {
+	TaskID         string                     `json:"taskId"`
+	InputResponses map[string]json.RawMessage `json:"inputResponses"`
+	Meta           struct {
+		ProtocolVersion    string                  `json:"io.modelcontextprotocol/protocolVersion"`
+		ClientCapabilities *mcp.ClientCapabilities `json:"io.modelcontextprotocol/clientCapabilities"`
+	} `json:"_meta"`
+}
+
+// answerExtension answers a tasks/get, tasks/update or tasks/cancel of the
+// extension, with params, for owner. The SDK does not know these methods,
+// so what it checks of every 2026-07-28 request, whatever the transport,
+// is checked here first (see checkExtension). Both acknowledgements are
+// empty results: an update's answers go to the asks its task waits for
+// (see taskStore.update), and what the task does next is for tasks/get to
+// tell; a cancel of a task that has ended changes nothing, and
+// cancellation is cooperative.
+func (s *taskStore) answerExtension(owner, method string, params json.RawMessage) (any, *jsonrpc.Error) {
+	var p extensionRequest
 	if err := unmarshalParams(params, &p); err != nil {
 		return nil, err
 	}
-	t, err := s.find(statelessOwner, p.TaskID)
+	if err := checkExtension(method, &p); err != nil {
+		return nil, err
+	}
+	t, err := s.find(owner, p.TaskID, true)
 	if err != nil {
 		return nil, err
 	}
 	switch method {
 	case "tasks/get":
 		return s.detailed(t), nil
+	case "tasks/update":
+		if err := s.update(t, p.InputResponses); err != nil {
+			return nil, err
+		}
 	case "tasks/cancel":
 		s.mu.Lock()
-		if t.status == taskWorking {
+		if t.running() {
 			s.cancelLocked(t, "The task was cancelled by request.")
 		}
 		s.mu.Unlock()
@@ -180,20 +232,33 @@ func (s *taskStore) answerExtension(method string, params json.RawMessage) (any,
 	}{"complete"}, nil
 }
 
-// answerExtensionTask answers v, a request of the tasks extension. The SDK
-// does not know these methods, so what it checks of every 2026-07-28
-// request is checked here: the MCP-Protocol-Version header against the
-// request's _meta, the _meta the revision requires, and the Mcp-Method and
-// Mcp-Name headers against the body (SEP-2243; Mcp-Name is the taskId).
-// Errors go with the HTTP statuses SEP-2575 gives them.
-func (rt *router) answerExtensionTask(w http.ResponseWriter, r *http.Request, id json.RawMessage, v guard.Verdict) {
-	var p struct {
-		TaskID string `json:"taskId"`
-		Meta   struct {
-			ProtocolVersion    string                  `json:"io.modelcontextprotocol/protocolVersion"`
-			ClientCapabilities *mcp.ClientCapabilities `json:"io.modelcontextprotocol/clientCapabilities"`
-		} `json:"_meta"`
+// checkExtension checks p, the params of a request of method, as the SDK
+// checks every 2026-07-28 request: the _meta the revision requires, of a
+// revision that has the extension, from a client that declares it.
+func checkExtension(method string, p *extensionRequest) *jsonrpc.Error {
+	switch v := p.Meta.ProtocolVersion; {
+	case v == "":
+		return &jsonrpc.Error{Code: guard.CodeInvalidParams, Message: `invalid params: _meta must name "io.modelcontextprotocol/protocolVersion"`}
+	case v < modernVersion || !slices.Contains(mcp.SupportedProtocolVersions(), v):
+		data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: []string{modernVersion}, Requested: v})
+		return &jsonrpc.Error{Code: mcp.CodeUnsupportedProtocolVersion,
+			Message: fmt.Sprintf("protocol version %q is not supported for %s: it belongs to the tasks extension of %s", v, method, modernVersion), Data: data}
+	case p.Meta.ClientCapabilities == nil:
+		return &jsonrpc.Error{Code: guard.CodeInvalidParams, Message: `invalid params: _meta must hold "io.modelcontextprotocol/clientCapabilities"`}
+	case !declaresTasks(p.Meta.ClientCapabilities):
+		return missingTasksExtension(method)
 	}
+	return nil
+}
+
+// answerExtensionTask answers v, a request of the tasks extension over
+// HTTP, as answerExtension does, once the headers are checked against the
+// body as the SDK checks them: the MCP-Protocol-Version header against
+// the request's _meta, and the Mcp-Method and Mcp-Name headers (SEP-2243;
+// Mcp-Name is the taskId). Errors go with the HTTP statuses SEP-2575
+// gives them.
+func (rt *router) answerExtensionTask(w http.ResponseWriter, r *http.Request, id json.RawMessage, v guard.Verdict) {
+	var p extensionRequest
 	if err := unmarshalParams(v.Params, &p); err != nil {
 		writeRPCError(w, http.StatusBadRequest, errorResponse(id, err))
 		return
@@ -205,35 +270,28 @@ func (rt *router) answerExtensionTask(w http.ResponseWriter, r *http.Request, id
 	switch {
 	case header == "":
 		refuse(http.StatusBadRequest, mcp.CodeHeaderMismatch, "the MCP-Protocol-Version header is required on a request whose _meta names a protocol version")
-	case p.Meta.ProtocolVersion == "":
-		refuse(http.StatusBadRequest, guard.CodeInvalidParams, `invalid params: _meta must name "io.modelcontextprotocol/protocolVersion"`)
-	case header != p.Meta.ProtocolVersion:
+		return
+	case p.Meta.ProtocolVersion != "" && header != p.Meta.ProtocolVersion:
 		refuse(http.StatusBadRequest, mcp.CodeHeaderMismatch, fmt.Sprintf("the MCP-Protocol-Version header %q does not match the request's _meta protocol version %q", header, p.Meta.ProtocolVersion))
-	case p.Meta.ProtocolVersion < modernVersion || !slices.Contains(mcp.SupportedProtocolVersions(), p.Meta.ProtocolVersion):
-		data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: []string{modernVersion}, Requested: p.Meta.ProtocolVersion})
-		writeRPCError(w, http.StatusBadRequest, errorResponse(id, &jsonrpc.Error{Code: mcp.CodeUnsupportedProtocolVersion,
-			Message: fmt.Sprintf("protocol version %q is not supported for %s: it belongs to the tasks extension of %s", p.Meta.ProtocolVersion, v.Method, modernVersion), Data: data}))
-	case p.Meta.ClientCapabilities == nil:
-		refuse(http.StatusBadRequest, guard.CodeInvalidParams, `invalid params: _meta must hold "io.modelcontextprotocol/clientCapabilities"`)
+		return
 	case r.Header.Get("Mcp-Method") != v.Method:
 		refuse(http.StatusBadRequest, mcp.CodeHeaderMismatch, fmt.Sprintf("the Mcp-Method header %q does not match the request's method %q", r.Header.Get("Mcp-Method"), v.Method))
+		return
 	case r.Header.Get("Mcp-Name") != p.TaskID:
 		refuse(http.StatusBadRequest, mcp.CodeHeaderMismatch, fmt.Sprintf("the Mcp-Name header %q does not match the request's taskId %q", r.Header.Get("Mcp-Name"), p.TaskID))
-	case !declaresTasks(p.Meta.ClientCapabilities):
-		writeRPCError(w, http.StatusBadRequest, errorResponse(id, missingTasksExtension(v.Method)))
-	default:
-		result, rpcErr := rt.tasks.answerExtension(v.Method, v.Params)
-		if rpcErr != nil {
-			writeRPCError(w, http.StatusBadRequest, errorResponse(id, rpcErr))
-			return
-		}
-		out, err := json.Marshal(result)
-		if err != nil {
-			refuse(http.StatusInternalServerError, guard.CodeInternalError, fmt.Sprintf("encoding the result: %v", err))
-			return
-		}
-		writeRPCError(w, http.StatusOK, guard.ResultResponse(id, out))
+		return
 	}
+	result, rpcErr := rt.tasks.answerExtension(statelessOwner, v.Method, v.Params)
+	if rpcErr != nil {
+		writeRPCError(w, http.StatusBadRequest, errorResponse(id, rpcErr))
+		return
+	}
+	out, err := json.Marshal(result)
+	if err != nil {
+		refuse(http.StatusInternalServerError, guard.CodeInternalError, fmt.Sprintf("encoding the result: %v", err))
+		return
+	}
+	writeRPCError(w, http.StatusOK, guard.ResultResponse(id, out))
 }
 
 // errorResponse is the JSON-RPC error response to id, with the error's
