@@ -11,14 +11,17 @@ import (
 type tsSeen struct {
 	Tools, Resources, Templates, Prompts []string
 	Calculate                            string
-	DivideByZero                         struct {
-		IsError bool
-		Text    string
-	}
-	About, Invoice, Chase string
-	Review                []string
-	CompleteDeclared      tsCompletion
-	CompleteModule        tsCompletion
+	DivideByZero                         tsCall
+	About, Invoice, Chase                string
+	Review                               []string
+	CompleteDeclared                     tsCompletion
+	CompleteModule                       tsCompletion
+}
+
+// tsCall is what client.mjs reports of a tools/call.
+type tsCall struct {
+	IsError bool
+	Text    string
 }
 
 type tsCompletion struct {
@@ -31,11 +34,8 @@ type tsCompletion struct {
 // use, over stdio and Streamable HTTP: tools, resources, templates,
 // prompts and completions, declared and from a module.
 func TestTypeScriptClient(t *testing.T) {
-	s := startHTTP(t)
-	for name, args := range map[string][]string{
-		"http":  {"http", s.url},
-		"stdio": append([]string{"stdio"}, stdioCommand().Args...),
-	} {
+	writeHostile(t)
+	for name, args := range tsTargets(t, toolsDir) {
 		t.Run(name, func(t *testing.T) {
 			var seen tsSeen
 			runTSClient(t, "examples", args, &seen)
@@ -63,6 +63,17 @@ func TestTypeScriptClient(t *testing.T) {
 	}
 }
 
+// tsTargets starts an HTTP server of dir, and returns client.mjs's
+// arguments for it and for a stdio server of dir, by transport.
+func tsTargets(t *testing.T, dir string) map[string][]string {
+	t.Helper()
+	s := startHTTPIn(t, dir)
+	return map[string][]string{
+		"http":  {"http", s.url},
+		"stdio": append([]string{"stdio"}, stdioCommand("--tools", dir).Args...),
+	}
+}
+
 // runTSClient runs scenario of e2e/node/client.mjs on the server args
 // name, and decodes what it prints into seen.
 func runTSClient(t *testing.T, scenario string, args []string, seen any) {
@@ -79,21 +90,16 @@ func runTSClient(t *testing.T, scenario string, args []string, seen any) {
 	}
 }
 
-// The TypeScript SDK's client answers a tool's asks: an elicitation and a
-// request for its roots, asked at once (askall), over stdio and HTTP.
+// The TypeScript SDK's client answers a tool's asks, over stdio and HTTP:
+// an elicitation and a request for its roots, asked at once (askall), and
+// a sampling request (asksample).
 func TestTypeScriptClientAnswersAsks(t *testing.T) {
-	dir := askDir(t)
-	s := startHTTPIn(t, dir)
-	stdio := stdioCommand("--tools", dir)
-	for name, args := range map[string][]string{
-		"http":  {"http", s.url},
-		"stdio": append([]string{"stdio"}, stdio.Args...),
-	} {
+	for name, args := range tsTargets(t, askDir(t)) {
 		t.Run(name, func(t *testing.T) {
 			var seen struct {
-				IsError bool
-				Text    string
-				Asked   []string
+				tsCall
+				Sample tsCall
+				Asked  []string
 			}
 			runTSClient(t, "ask", args, &seen)
 			answers, _ := strings.CutPrefix(seen.Text, "02\n")
@@ -108,8 +114,67 @@ func TestTypeScriptClientAnswersAsks(t *testing.T) {
 				len(got.B.Roots) != 1 || got.B.Roots[0].URI != "file:///ts" {
 				t.Errorf("askall = %q (isError %v); want the client's answers to both asks", seen.Text, seen.IsError)
 			}
-			if !slices.Equal(seen.Asked, []string{"elicitation/create: x", "roots/list"}) {
+			codes, answer, _ := strings.Cut(seen.Sample.Text, "\n")
+			var sampled struct {
+				Role, Model string
+				Content     struct{ Type, Text string }
+			}
+			if seen.Sample.IsError || codes != "002" || json.Unmarshal([]byte(answer), &sampled) != nil ||
+				sampled.Role != "assistant" || sampled.Content.Text != "teal" || sampled.Model != "ts-model" {
+				t.Errorf("asksample = %q (isError %v); want codes 002 and the client's answer", seen.Sample.Text, seen.Sample.IsError)
+			}
+			if !slices.Equal(seen.Asked, []string{"elicitation/create: x", "roots/list", "sampling/createMessage: Name a colour. (10 tokens)"}) {
 				t.Errorf("the client was asked %q", seen.Asked)
+			}
+		})
+	}
+}
+
+// TestTypeScriptClientRunsTasks has the TypeScript SDK's experimental
+// tasks API run tools as 2025-11-25 tasks, over stdio and HTTP: it learns
+// from tools/list which tools are tasks, follows search_invoices' task to
+// its result, and cancels task_spin's.
+func TestTypeScriptClientRunsTasks(t *testing.T) {
+	for name, args := range tsTargets(t, tasksDir(t)) {
+		t.Run(name, func(t *testing.T) {
+			type run struct {
+				Created struct {
+					TaskID, Status string
+				}
+				Statuses []string
+				Result   struct {
+					IsError           bool
+					StructuredContent struct{ Total float64 }
+				}
+				Error, Got, Plain, Cancelled string
+				Again                        struct{ Total float64 }
+				Listed                       bool
+			}
+			var seen struct {
+				TaskSupport map[string]string
+				Search      run
+				Spin        run
+			}
+			runTSClient(t, "tasks", args, &seen)
+			if seen.TaskSupport["search_invoices"] != "optional" || seen.TaskSupport["task_spin"] != "required" {
+				t.Errorf("tools/list task support: %v", seen.TaskSupport)
+			}
+			search := seen.Search
+			if search.Created.TaskID == "" || search.Created.Status != "working" || search.Error != "" ||
+				len(search.Statuses) == 0 || search.Statuses[len(search.Statuses)-1] != "completed" ||
+				search.Result.IsError || search.Result.StructuredContent.Total != 2230.5 {
+				t.Errorf("search_invoices as a task: %+v; want it created working, completed, with its total", search)
+			}
+			if search.Got != "completed" || search.Again.Total != 2230.5 || !search.Listed {
+				t.Errorf("search_invoices' task afterwards: tasks/get %q, tasks/result total %v, listed %v", search.Got, search.Again.Total, search.Listed)
+			}
+			spin := seen.Spin
+			if !strings.Contains(spin.Plain, "requires task-based execution") {
+				t.Errorf("a plain call of task_spin: %q; want the SDK's refusal", spin.Plain)
+			}
+			if spin.Created.TaskID == "" || spin.Cancelled != "cancelled" || !slices.Equal(spin.Statuses, []string{"cancelled"}) ||
+				!strings.Contains(spin.Error, "Task "+spin.Created.TaskID+" was cancelled") {
+				t.Errorf("task_spin cancelled: %+v", spin)
 			}
 		})
 	}
