@@ -1,6 +1,6 @@
 // Drives a wasmcp server with the official MCP TypeScript SDK's client,
-// in one of three scenarios, and prints one JSON object of what it saw,
-// for e2e/tsclient_test.go to judge:
+// in one of three scenarios, on one protocol revision, and prints one
+// JSON object of what it saw, for e2e/tsclient_test.go to judge:
 //   examples  tools, resources, templates, prompts and completions of the
 //             example tools
 //   ask       calls of askall (e2e's WAT module that asks the client to
@@ -9,28 +9,50 @@
 //   tasks     calls as tasks (2025-11-25's, through the SDK's experimental
 //             tasks API) of search_invoices, followed to its result, and
 //             of task_spin, which runs until it is cancelled
-// Usage: node client.mjs SCENARIO http URL
-//        node client.mjs SCENARIO stdio COMMAND ARG...
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { CallToolResultSchema, CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+// 2025-11-25 is spoken by the SDK's v1 (@modelcontextprotocol/sdk), whose
+// latest revision it is; 2026-07-28 by its v2 (@modelcontextprotocol/client),
+// pinned to it. v2 has no runtime for 2025-11-25's tasks.
+// Usage: node client.mjs SCENARIO REVISION http URL
+//        node client.mjs SCENARIO REVISION stdio COMMAND ARG...
+const [scenario, revision, kind, target, ...rest] = process.argv.slice(2);
+const modern = revision === "2026-07-28";
+const sdk = modern ? await v2() : await v1();
 
-const [scenario, kind, target, ...rest] = process.argv.slice(2);
+// v1 and v2 differ in their modules, in the options that pick the
+// revision, and in naming a request handler by schema or by method.
+async function v1() {
+  const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
+  const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
+  const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
+  const types = await import("@modelcontextprotocol/sdk/types.js");
+  const schemas = {
+    "elicitation/create": types.ElicitRequestSchema,
+    "roots/list": types.ListRootsRequestSchema,
+    "sampling/createMessage": types.CreateMessageRequestSchema,
+  };
+  return { Client, StdioClientTransport, StreamableHTTPClientTransport, types, options: {}, handler: (method) => schemas[method] };
+}
+
+async function v2() {
+  const { Client, StreamableHTTPClientTransport } = await import("@modelcontextprotocol/client");
+  const { StdioClientTransport } = await import("@modelcontextprotocol/client/stdio");
+  return { Client, StdioClientTransport, StreamableHTTPClientTransport, options: { versionNegotiation: { mode: { pin: revision } } }, handler: (method) => method };
+}
+
 const transport = kind === "http"
-  ? new StreamableHTTPClientTransport(new URL(target))
-  : new StdioClientTransport({ command: target, args: rest, env: process.env, stderr: "inherit" });
-const client = new Client({ name: "wasmcp-e2e-ts", version: "1" }, { capabilities: { elicitation: {}, roots: {}, sampling: {} } });
+  ? new sdk.StreamableHTTPClientTransport(new URL(target))
+  : new sdk.StdioClientTransport({ command: target, args: rest, env: process.env, stderr: "inherit" });
+const client = new sdk.Client({ name: "wasmcp-e2e-ts", version: "1" }, { capabilities: { elicitation: {}, roots: {}, sampling: {} }, ...sdk.options });
 const asked = [];
-client.setRequestHandler(ElicitRequestSchema, async (req) => {
+client.setRequestHandler(sdk.handler("elicitation/create"), async (req) => {
   asked.push("elicitation/create: " + req.params.message);
   return { action: "accept", content: { name: "ts" } };
 });
-client.setRequestHandler(ListRootsRequestSchema, async () => {
+client.setRequestHandler(sdk.handler("roots/list"), async () => {
   asked.push("roots/list");
   return { roots: [{ uri: "file:///ts", name: "ts" }] };
 });
-client.setRequestHandler(CreateMessageRequestSchema, async (req) => {
+client.setRequestHandler(sdk.handler("sampling/createMessage"), async (req) => {
   asked.push(`sampling/createMessage: ${req.params.messages[0].content.text} (${req.params.maxTokens} tokens)`);
   return { role: "assistant", content: { type: "text", text: "teal" }, model: "ts-model", stopReason: "endTurn" };
 });
@@ -38,9 +60,12 @@ await client.connect(transport);
 const text = (result) => result.content.filter((c) => c.type === "text").map((c) => c.text).join("");
 
 const called = (res) => ({ isError: res.isError === true, text: text(res) });
+// done reports seen, with the revision the SDK says it speaks (v2 says;
+// v1 asks for its latest, 2025-11-25, and has no getter).
 const done = async (seen) => {
+  const protocolVersion = client.getNegotiatedProtocolVersion?.();
   await client.close();
-  process.stdout.write(JSON.stringify(seen) + "\n");
+  process.stdout.write(JSON.stringify({ ...seen, protocolVersion }) + "\n");
   process.exit(0);
 };
 
@@ -67,7 +92,7 @@ if (scenario === "tasks") {
   }
   const id = seen.search.created?.taskId;
   seen.search.got = (await tasks.getTask(id)).status;
-  seen.search.again = (await tasks.getTaskResult(id, CallToolResultSchema)).structuredContent;
+  seen.search.again = (await tasks.getTaskResult(id, sdk.types.CallToolResultSchema)).structuredContent;
   seen.search.listed = (await tasks.listTasks()).tasks.some((t) => t.taskId === id);
   // task_spin runs only as a task: the SDK refuses a plain call of it,
   // and its task runs until tasks/cancel.
