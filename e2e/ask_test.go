@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,8 +17,9 @@ import (
 )
 
 // askDir is a tool directory with the WAT modules that ask the client:
-// ask (once, with a 1 s time limit), askloop (for ever), and askprompt,
-// whose prompt asks.
+// ask (once, with a 1 s time limit), askloop (for ever), askall (two
+// things at once), asksample (for sampling), and askprompt, whose prompt
+// asks.
 func askDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -27,6 +30,8 @@ func askDir(t *testing.T) string {
 	}
 	wattest.Write(t, dir, "askall", "askall")
 	sidecar(t, dir, "askall", `{"abi":1,"tools":[{"name":"askall","description":"asks the client two things at once","inputSchema":{"type":"object"},"client":["elicitation","roots"]}]}`)
+	wattest.Write(t, dir, "asksample", "asksample")
+	sidecar(t, dir, "asksample", `{"abi":1,"tools":[{"name":"asksample","description":"asks the client's model","inputSchema":{"type":"object"},"client":["sampling"]}]}`)
 	wattest.Write(t, dir, "askprompt", "askprompt")
 	sidecar(t, dir, "askprompt", `{"abi":1,"prompts":[{"name":"askprompt","description":"asks the client for a topic","client":["elicitation"]}]}`)
 	return dir
@@ -80,6 +85,61 @@ func TestPromptAsksTheClient(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSamplingAsksTheClient has the SDK's client answer a tool's
+// sampling/createMessage, on each revision and transport: the answer
+// reaches the tool whole, and a request the revision does not allow never
+// reaches the client. A client that does not declare sampling is refused
+// before the tool runs, even if it declares elicitation.
+func TestSamplingAsksTheClient(t *testing.T) {
+	dir := askDir(t)
+	var mu sync.Mutex
+	var asked []string
+	opts := &mcp.ClientOptions{CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		var prompt string
+		if len(req.Params.Messages) > 0 {
+			if tc, ok := req.Params.Messages[0].Content.(*mcp.TextContent); ok {
+				prompt = tc.Text
+			}
+		}
+		asked = append(asked, fmt.Sprintf("%s (%d tokens)", prompt, req.Params.MaxTokens))
+		return &mcp.CreateMessageResult{Role: "assistant", Content: &mcp.TextContent{Text: "teal"}, Model: "e2e-model", StopReason: "endTurn"}, nil
+	}}
+	t.Run("sampling", func(t *testing.T) {
+		forEachClientOf(t, dir, nil, opts, func(t *testing.T, cs *mcp.ClientSession, _ string) {
+			mu.Lock()
+			asked = nil
+			mu.Unlock()
+			res := callTool(t, cs, "asksample", map[string]any{})
+			codes, answer, _ := strings.Cut(text(res), "\n")
+			var got struct {
+				Role, Model, StopReason string
+				Content                 struct{ Type, Text string }
+			}
+			if res.IsError || codes != "002" || json.Unmarshal([]byte(answer), &got) != nil ||
+				got.Role != "assistant" || got.Content.Type != "text" || got.Content.Text != "teal" || got.Model != "e2e-model" || got.StopReason != "endTurn" {
+				t.Fatalf("asksample = %q (isError %v); want codes 002 and the client's answer", text(res), res.IsError)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if !slices.Equal(asked, []string{"Name a colour. (10 tokens)"}) {
+				t.Errorf("the client was asked %q; want the tool's one valid request", asked)
+			}
+		})
+	})
+	t.Run("without sampling", func(t *testing.T) {
+		// Declaring another capability the server could ask for is no help.
+		decline := elicitingClient(new(atomic.Int32), func(context.Context) *mcp.ElicitResult { return &mcp.ElicitResult{Action: "decline"} })
+		forEachClientOf(t, dir, nil, decline, func(t *testing.T, cs *mcp.ClientSession, version string) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "asksample", Arguments: map[string]any{}})
+			wantMissingCapability(t, version, res, err, "tool asksample needs the client capability sampling, which the client did not declare")
+		})
+	})
 }
 
 // elicitingClient declares elicitation and answers each ask with answer,

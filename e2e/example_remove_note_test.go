@@ -5,14 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -47,24 +45,6 @@ func (f *noteFixture) note(t *testing.T, name string) func() bool {
 	}
 }
 
-// forEachNoteClient runs f with a client made with opts over HTTP and
-// stdio, on each revision, against servers of the fixture's directory.
-func (f *noteFixture) forEachNoteClient(t *testing.T, opts *mcp.ClientOptions, run func(t *testing.T, cs *mcp.ClientSession, version string)) {
-	t.Helper()
-	s := startHTTPIn(t, f.dir, "--policy", f.policy)
-	for _, v := range versions {
-		t.Run("http/"+v, func(t *testing.T) {
-			run(t, connectWith(t, &mcp.StreamableClientTransport{Endpoint: s.url}, v, s, opts), v)
-		})
-		t.Run("stdio/"+v, func(t *testing.T) {
-			cmd := exec.Command(binary, "serve", "--tools", f.dir, "--policy", f.policy, "--cache-dir", cacheDir, "--log-level", "warn")
-			stdio := &server{cmd: cmd, stderr: &lockedBuffer{}}
-			cmd.Stderr = stdio.stderr
-			run(t, connectWith(t, &mcp.CommandTransport{Command: cmd}, v, stdio, opts), v)
-		})
-	}
-}
-
 func TestRemoveNoteAsksBeforeItActs(t *testing.T) {
 	f := newNoteFixture(t)
 	var mu sync.Mutex
@@ -81,7 +61,7 @@ func TestRemoveNoteAsksBeforeItActs(t *testing.T) {
 		}
 		return nil, errors.New("asked about no note of the test")
 	}}
-	f.forEachNoteClient(t, opts, func(t *testing.T, cs *mcp.ClientSession, version string) {
+	forEachClientOf(t, f.dir, []string{"--policy", f.policy}, opts, func(t *testing.T, cs *mcp.ClientSession, version string) {
 		yes, no := strings.ReplaceAll(t.Name(), "/", "_")+"-yes.txt", strings.ReplaceAll(t.Name(), "/", "_")+"-no.txt"
 		mu.Lock()
 		answer[yes] = &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}
@@ -112,20 +92,12 @@ func TestRemoveNoteAsksBeforeItActs(t *testing.T) {
 
 func TestRemoveNoteNeedsAClientThatElicits(t *testing.T) {
 	f := newNoteFixture(t)
-	f.forEachNoteClient(t, nil, func(t *testing.T, cs *mcp.ClientSession, version string) {
+	forEachClientOf(t, f.dir, []string{"--policy", f.policy}, nil, func(t *testing.T, cs *mcp.ClientSession, version string) {
 		there := f.note(t, strings.ReplaceAll(t.Name(), "/", "_")+".txt")
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "remove_note", Arguments: map[string]any{"path": strings.ReplaceAll(t.Name(), "/", "_") + ".txt"}})
-		const want = "tool remove_note needs the client capability elicitation, which the client did not declare"
-		if version == "2026-07-28" {
-			var rpc *jsonrpc.Error
-			if !errors.As(err, &rpc) || rpc.Code != mcp.CodeMissingRequiredClientCapabilities || !strings.Contains(rpc.Message, want) {
-				t.Fatalf("tools/call = %v, %v; want error %d saying %q", res, err, mcp.CodeMissingRequiredClientCapabilities, want)
-			}
-		} else if err != nil || !res.IsError || !strings.Contains(text(res), want) {
-			t.Fatalf("tools/call = %v, %v; want a tool error saying %q", res, err, want)
-		}
+		wantMissingCapability(t, version, res, err, "tool remove_note needs the client capability elicitation, which the client did not declare")
 		if !there() {
 			t.Error("the note was removed without asking")
 		}

@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wasmcp/wasmcp/internal/wattest"
@@ -223,6 +225,40 @@ func connectWith(t testing.TB, tr mcp.Transport, version string, s *server, opts
 		t.Fatalf("negotiated protocol %q; want %q", got, version)
 	}
 	return cs
+}
+
+// forEachClientOf runs f with a client made with opts over HTTP and stdio,
+// on each revision, against servers of dir started with the flags extra.
+func forEachClientOf(t *testing.T, dir string, extra []string, opts *mcp.ClientOptions, run func(t *testing.T, cs *mcp.ClientSession, version string)) {
+	t.Helper()
+	s := startHTTPIn(t, dir, extra...)
+	for _, v := range versions {
+		t.Run("http/"+v, func(t *testing.T) {
+			run(t, connectWith(t, &mcp.StreamableClientTransport{Endpoint: s.url}, v, s, opts), v)
+		})
+		t.Run("stdio/"+v, func(t *testing.T) {
+			cmd := exec.Command(binary, append([]string{"serve", "--tools", dir, "--cache-dir", cacheDir, "--log-level", "warn"}, extra...)...)
+			stdio := &server{cmd: cmd, stderr: &lockedBuffer{}}
+			cmd.Stderr = stdio.stderr
+			run(t, connectWith(t, &mcp.CommandTransport{Command: cmd}, v, stdio, opts), v)
+		})
+	}
+}
+
+// wantMissingCapability checks the answer to a tools/call from a client
+// that did not declare the capability the tool needs: on 2026-07-28 the
+// error MissingRequiredClientCapability, on 2025-11-25, which has none, a
+// tool error; each saying want.
+func wantMissingCapability(t *testing.T, version string, res *mcp.CallToolResult, err error, want string) {
+	t.Helper()
+	if version == "2026-07-28" {
+		var rpc *jsonrpc.Error
+		if !errors.As(err, &rpc) || rpc.Code != mcp.CodeMissingRequiredClientCapabilities || !strings.Contains(rpc.Message, want) {
+			t.Fatalf("tools/call = %v, %v; want error %d saying %q", res, err, mcp.CodeMissingRequiredClientCapabilities, want)
+		}
+	} else if err != nil || !res.IsError || !strings.Contains(text(res), want) {
+		t.Fatalf("tools/call = %v, %v; want a tool error saying %q", res, err, want)
+	}
 }
 
 func callTool(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {

@@ -17,11 +17,8 @@ var versions = []string{"2025-11-25", "2026-07-28"}
 // forEachClient runs f against a stdio server and an HTTP server, in each
 // protocol revision.
 func forEachClient(t *testing.T, f func(t *testing.T, cs *mcp.ClientSession)) {
-	httpServer := startHTTP(t)
-	for _, v := range versions {
-		t.Run("stdio/"+v, func(t *testing.T) { f(t, connectStdio(t, v)) })
-		t.Run("http/"+v, func(t *testing.T) { f(t, connectHTTP(t, httpServer, v)) })
-	}
+	writeHostile(t)
+	forEachClientOf(t, toolsDir, nil, nil, func(t *testing.T, cs *mcp.ClientSession, _ string) { f(t, cs) })
 }
 
 func TestListTools(t *testing.T) {
