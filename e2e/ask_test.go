@@ -237,11 +237,17 @@ func TestAnswerAfterTheTimeLimitIsDropped(t *testing.T) {
 
 func TestRequestStateIsChecked(t *testing.T) {
 	s := startHTTPIn(t, askDir(t))
-	_, r, _ := post(t, s.url, modernAsk("ask", ""), modernCall("ask"))
-	var first inputRequired
-	if r.Error != nil || json.Unmarshal(r.Result, &first) != nil || first.ResultType != "input_required" || first.InputRequests["confirm"] == nil {
-		t.Fatalf("first call: %s %+v; want an input request named confirm", r.Result, r.Error)
+	// ask is the first call: each state is good for one retry.
+	ask := func(t *testing.T) inputRequired {
+		t.Helper()
+		_, r, _ := post(t, s.url, modernAsk("ask", ""), modernCall("ask"))
+		var first inputRequired
+		if r.Error != nil || json.Unmarshal(r.Result, &first) != nil || first.ResultType != "input_required" || first.InputRequests["confirm"] == nil {
+			t.Fatalf("first call: %s %+v; want an input request named confirm", r.Result, r.Error)
+		}
+		return first
 	}
+	first := ask(t)
 	var params struct {
 		Method string `json:"method"`
 		Params struct {
@@ -285,7 +291,7 @@ func TestRequestStateIsChecked(t *testing.T) {
 		"answer to another ask": `{"other":{"action":"accept"}}`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, r, _ := post(t, s.url, modernAsk("ask", `,"requestState":"`+first.RequestState+`","inputResponses":`+responses), modernCall("ask"))
+			_, r, _ := post(t, s.url, modernAsk("ask", `,"requestState":"`+ask(t).RequestState+`","inputResponses":`+responses), modernCall("ask"))
 			var res inputRequired
 			if r.Error != nil || json.Unmarshal(r.Result, &res) != nil || res.ResultType != "input_required" || res.InputRequests["confirm"] == nil {
 				t.Fatalf("retry: %s %+v; want the ask made again", r.Result, r.Error)
@@ -294,9 +300,10 @@ func TestRequestStateIsChecked(t *testing.T) {
 	}
 	// The answer is the guest's, with the state or without it (the
 	// inputResponses name the ask), and extra answers are ignored.
+	answered := `,"inputResponses":{"confirm":{"action":"accept","content":{"ok":true}},"extra":{"action":"decline"}}`
 	for name, state := range map[string]string{"answered": `,"requestState":"` + first.RequestState + `"`, "answered without state": ""} {
 		t.Run(name, func(t *testing.T) {
-			_, r, _ := post(t, s.url, modernAsk("ask", state+`,"inputResponses":{"confirm":{"action":"accept","content":{"ok":true}},"extra":{"action":"decline"}}`), modernCall("ask"))
+			_, r, _ := post(t, s.url, modernAsk("ask", state+answered), modernCall("ask"))
 			var res inputRequired
 			if r.Error != nil || json.Unmarshal(r.Result, &res) != nil || res.ResultType != "complete" || res.IsError ||
 				len(res.Content) != 1 || res.Content[0].Text != "0402042012\n"+`{"action":"accept","content":{"ok":true}}` {
@@ -304,4 +311,12 @@ func TestRequestStateIsChecked(t *testing.T) {
 			}
 		})
 	}
+	// The retry above spent first's state: a replay of it, with the same
+	// answers, would run the tool again on the user's word.
+	t.Run("replayed", func(t *testing.T) {
+		status, r, _ := post(t, s.url, modernAsk("ask", `,"requestState":"`+first.RequestState+`"`+answered), modernCall("ask"))
+		if r.Error == nil || r.Error.Code != -32602 || status != 400 || !strings.Contains(r.Error.Message, "each is good for one retry") {
+			t.Fatalf("HTTP %d, %s %+v; want -32602 (HTTP 400): the state was retried with already", status, r.Result, r.Error)
+		}
+	})
 }

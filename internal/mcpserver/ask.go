@@ -233,6 +233,12 @@ func (s *Server) asking(c askCall, do func(sandbox.Asker) error) (mcp.InputReque
 	if err != nil {
 		return nil, "", invalid("the arguments are not JSON: %v", err)
 	}
+	// Before the state is opened, which spends it.
+	for id, resp := range c.responses {
+		if b, err := json.Marshal(resp); err != nil || len(b) > abi.MaxAnswerLen {
+			return nil, "", invalid("inputResponses[%q] is %d bytes, over the %d KiB an answer may have", id, len(b), abi.MaxAnswerLen>>10)
+		}
+	}
 	recorded := map[string]answer{}
 	if c.state != "" {
 		st, err := s.states.open(c.state, c.what, args)
@@ -241,11 +247,6 @@ func (s *Server) asking(c askCall, do func(sandbox.Asker) error) (mcp.InputReque
 		}
 		for _, a := range st.Answers {
 			recorded[a.ID] = a
-		}
-	}
-	for id, resp := range c.responses {
-		if b, err := json.Marshal(resp); err != nil || len(b) > abi.MaxAnswerLen {
-			return nil, "", invalid("inputResponses[%q] is %d bytes, over the %d KiB an answer may have", id, len(b), abi.MaxAnswerLen>>10)
 		}
 	}
 	a := &replayAsker{need: c.need, caps: c.caps, recorded: recorded, given: c.responses}

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -44,7 +45,11 @@ const StateLifetime = 10 * time.Minute
 const MinStateKey = 32
 
 // stateVersion is the layout of askState; a state of another is refused.
-const stateVersion = 1
+const stateVersion = 2
+
+// MaxSpentStates bounds how many requestStates already retried with a
+// server remembers (see spentStates).
+const MaxSpentStates = 1 << 16
 
 // askState is what a requestState holds.
 type askState struct {
@@ -52,6 +57,7 @@ type askState struct {
 	For     string   `json:"for"`  // "tools/call NAME", "prompts/get NAME"
 	Args    string   `json:"args"` // hex SHA-256 of the canonical arguments
 	Expires int64    `json:"exp"`  // Unix seconds
+	Nonce   string   `json:"n"`    // what tells this state from every other
 	Answers []answer `json:"answers,omitempty"`
 }
 
@@ -64,8 +70,46 @@ type answer struct {
 
 // stateSigner signs and checks requestStates.
 type stateSigner struct {
-	key []byte
-	now func() time.Time
+	key   []byte
+	now   func() time.Time
+	spent spentStates
+}
+
+// spentStates are the requestStates retried with, by nonce, until they
+// expire: a state is good for one retry, so that an answer (a user's
+// "yes, delete it") cannot be replayed to run the tool again. They are
+// this process's: a replica refuses a second use of a state only if the
+// first reached it too (docs/design.md). Past MaxSpentStates the oldest
+// are forgotten first, which leaves them open to a second use for what
+// remains of their lifetime; reaching that takes as many runs that ask.
+type spentStates struct {
+	mu    sync.Mutex
+	by    map[string]int64 // nonce → expiry, Unix seconds
+	order []spentState     // in the order spent
+}
+
+type spentState struct {
+	nonce   string
+	expires int64
+}
+
+// spend records st's use at now, and refuses a second one.
+func (sp *spentStates) spend(st *askState, now int64) error {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if sp.by == nil {
+		sp.by = map[string]int64{}
+	}
+	for len(sp.order) > 0 && (sp.order[0].expires < now || len(sp.order) >= MaxSpentStates) {
+		delete(sp.by, sp.order[0].nonce)
+		sp.order = sp.order[1:]
+	}
+	if _, ok := sp.by[st.Nonce]; ok {
+		return errors.New("requestState was retried with already: each is good for one retry; retry the call without requestState and inputResponses")
+	}
+	sp.by[st.Nonce] = st.Expires
+	sp.order = append(sp.order, spentState{st.Nonce, st.Expires})
+	return nil
 }
 
 // newStateSigner signs with key, of at least MinStateKey bytes, or with a
@@ -84,6 +128,7 @@ func newStateSigner(key []byte) *stateSigner {
 func (s *stateSigner) seal(st *askState) (string, error) {
 	st.V = stateVersion
 	st.Expires = s.now().Add(StateLifetime).Unix()
+	st.Nonce = rand.Text()
 	body, err := json.Marshal(st)
 	if err != nil {
 		return "", err
@@ -98,7 +143,8 @@ func (s *stateSigner) seal(st *askState) (string, error) {
 }
 
 // open checks a requestState the client sent back for the request for
-// ("tools/call NAME") with arguments of digest args, and decodes it.
+// ("tools/call NAME") with arguments of digest args, and decodes it. A
+// state opened is spent: it does not open again.
 func (s *stateSigner) open(state, what, args string) (*askState, error) {
 	if len(state) > MaxRequestState {
 		return nil, fmt.Errorf("requestState is %d bytes, over the %d KiB this server issues; retry the call without requestState and inputResponses", len(state), MaxRequestState>>10)
@@ -122,6 +168,9 @@ func (s *stateSigner) open(state, what, args string) (*askState, error) {
 		return nil, errors.New("requestState was issued for a call with other arguments; retry the call without requestState and inputResponses, or with the arguments it was issued for")
 	case s.now().Unix() > st.Expires:
 		return nil, fmt.Errorf("requestState expired at %s (it holds for %s); retry the call without requestState and inputResponses", time.Unix(st.Expires, 0).UTC().Format(time.RFC3339), StateLifetime)
+	}
+	if err := s.spent.spend(&st, s.now().Unix()); err != nil {
+		return nil, err
 	}
 	return &st, nil
 }

@@ -77,6 +77,50 @@ func TestRequestStateRefusals(t *testing.T) {
 	}
 }
 
+func TestRequestStateOpensOnce(t *testing.T) {
+	s := newStateSigner(nil)
+	seal := func() string {
+		state, err := s.seal(&askState{For: "tool confirm", Args: "a1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return state
+	}
+	state, other := seal(), seal()
+	if _, err := s.open(state, "tool other", "a1"); err == nil {
+		t.Fatal("opened for another tool")
+	}
+	// A refused retry spends nothing.
+	if _, err := s.open(state, "tool confirm", "a1"); err != nil {
+		t.Fatalf("first retry: %v", err)
+	}
+	if _, err := s.open(state, "tool confirm", "a1"); err == nil || !strings.Contains(err.Error(), "each is good for one retry") {
+		t.Fatalf("second retry = %v; want it refused", err)
+	}
+	if _, err := s.open(other, "tool confirm", "a1"); err != nil {
+		t.Fatalf("another state of the same call: %v", err)
+	}
+
+	// Expired states are forgotten, and the remembered ones are bounded.
+	now := time.Now()
+	s.now = func() time.Time { return now }
+	for range MaxSpentStates + 10 {
+		if _, err := s.open(seal(), "tool confirm", "a1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(s.spent.by); n != MaxSpentStates || len(s.spent.order) != n {
+		t.Errorf("%d states remembered (%d in order); want at most %d", n, len(s.spent.order), MaxSpentStates)
+	}
+	now = now.Add(StateLifetime + time.Second)
+	if _, err := s.open(seal(), "tool confirm", "a1"); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(s.spent.by); n != 1 {
+		t.Errorf("%d states remembered once the others expired; want 1", n)
+	}
+}
+
 func TestRequestStateIsBounded(t *testing.T) {
 	s := newStateSigner(nil)
 	big := json.RawMessage(`"` + strings.Repeat("a", 64<<10) + `"`)
