@@ -13,6 +13,7 @@ import (
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/internal/mcpserver/internal/guard"
 	"github.com/wasmcp/wasmcp/internal/registry"
+	"github.com/wasmcp/wasmcp/internal/sandbox"
 )
 
 // The lean call path answers the tools/call a client sends most, a
@@ -212,27 +213,44 @@ func (c *stdioConn) runLean(ctx context.Context, cancel context.CancelFunc, id j
 	// takes none that has one: as the SDK does, it sends no logs, and
 	// without a progress token no progress.
 	rep := &clientReporter{ctx: ctx, tool: call.spec.Name}
-	res, err := c.srv.calls.Call(ctx, call.spec.Name, call.args, rep, nil)
-	c.lean.forget(id)
-	if err != nil {
-		// The tool went with a reload since it was looked up, and did not
-		// run: the SDK says so as it says it, and answers as for any
-		// request it takes.
-		if m, err := jsonrpc.DecodeMessage(call.msg); err == nil && c.hand(m) {
+	callThen(c.srv.calls, ctx, call.spec.Name, call.args, rep, func(res *mcp.CallToolResult, err error) {
+		c.lean.forget(id)
+		if err != nil {
+			// The tool went with a reload since it was looked up, and did
+			// not run: the SDK says so as it says it, and answers as for
+			// any request it takes.
+			if m, err := jsonrpc.DecodeMessage(call.msg); err == nil && c.hand(m) {
+				return
+			}
+		}
+		c.ids.answered(id)
+		r := c.calls.answered(id)
+		defer c.calls.written(r)
+		if err != nil || ctx.Err() != nil {
 			return
 		}
-	}
-	c.ids.answered(id)
-	r := c.calls.answered(id)
-	defer c.calls.written(r)
-	if err != nil || ctx.Err() != nil {
+		data, err := leanMessage(clientID, res, c.srv.impl)
+		if err != nil {
+			return
+		}
+		c.write(append(data, '\n'))
+	})
+}
+
+// answeringCaller is a Caller that hands a call's result on before it
+// logs the call (dispatch.Dispatcher.CallThen).
+type answeringCaller interface {
+	CallThen(ctx context.Context, name string, args json.RawMessage, rep sandbox.Reporter, ask sandbox.Asker, answer func(*mcp.CallToolResult, error))
+}
+
+// callThen runs the call through calls and hands its result to answer,
+// before calls logs it if calls can.
+func callThen(calls Caller, ctx context.Context, name string, args json.RawMessage, rep sandbox.Reporter, answer func(*mcp.CallToolResult, error)) {
+	if c, ok := calls.(answeringCaller); ok {
+		c.CallThen(ctx, name, args, rep, nil, answer)
 		return
 	}
-	data, err := leanMessage(clientID, res, c.srv.impl)
-	if err != nil {
-		return
-	}
-	c.write(append(data, '\n'))
+	answer(calls.Call(ctx, name, args, rep, nil))
 }
 
 // leanToolsOf is the lean tools of catalog c, less refused.

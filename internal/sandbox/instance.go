@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"runtime"
 	"sync"
 	"time"
 )
@@ -145,6 +146,10 @@ func (in *instance) guard(run func() (ending, func())) {
 			end = ending{err: fmt.Errorf("engine panic: %v", p)}
 		}
 		in.done <- end
+		// The caller, made ready by done, runs before the teardown,
+		// which the answer need not wait for (the caller would otherwise
+		// wait behind it on this processor, or move to another).
+		runtime.Gosched()
 		teardown()
 		in.release()
 	}()
@@ -197,22 +202,44 @@ func (c *Compiled) Run(ctx context.Context, r Run) Outcome {
 // a fresh instance, used for exactly one call.
 type Prepared struct {
 	in     *instance
-	stdin  *io.PipeWriter
+	stdin  *stdinGate
 	memory int64
 }
 
-// readSignal tells when the guest first asks for stdin: its start-up is
-// over.
-type readSignal struct {
-	r    io.Reader
-	once sync.Once
-	ch   chan struct{}
+// stdinGate is a prepared guest's stdin. Its first read tells that the
+// start-up is over (reached) and waits for the call's stdin, which Start
+// hands over through a buffered channel: the guest, blocked in that read,
+// is then the next goroutine to run where Start waits, with no goroutine
+// or pipe between them.
+type stdinGate struct {
+	reached chan struct{}
+	once    sync.Once
+	given   chan []byte // one call's stdin; closed, the instance is discarded
+	opened  bool        // the guest's goroutine's alone, as r is
+	r       bytes.Reader
 }
 
-func (s *readSignal) Read(p []byte) (int, error) {
-	s.once.Do(func() { close(s.ch) })
-	return s.r.Read(p)
+func newStdinGate() *stdinGate {
+	return &stdinGate{reached: make(chan struct{}), given: make(chan []byte, 1)}
 }
+
+func (g *stdinGate) Read(p []byte) (int, error) {
+	g.once.Do(func() { close(g.reached) })
+	if !g.opened {
+		b, ok := <-g.given
+		if !ok {
+			return 0, errDiscarded
+		}
+		g.r.Reset(b)
+		g.opened = true
+	}
+	return g.r.Read(p)
+}
+
+// open gives the guest its stdin; discard ends its wait for one. One of
+// them is called, once.
+func (g *stdinGate) open(stdin []byte) { g.given <- stdin }
+func (g *stdinGate) discard()          { close(g.given) }
 
 // PrepareBudget bounds how long Prepare waits for a guest to reach its
 // stdin. Start-up takes milliseconds (a Go runtime's included); a guest
@@ -237,10 +264,9 @@ func (c *Compiled) Prepare(ctx context.Context, r Run) *Prepared {
 	// A reactor waits for its call before wasmcp_run, a command as it
 	// reads stdin.
 	pl.hold = c.reactor != nil
-	pr, pw := io.Pipe()
-	sig := &readSignal{r: pr, ch: make(chan struct{})}
+	gate := newStdinGate()
 	r.Reporter, r.HTTP, r.Asker = nil, nil, nil
-	in, f := c.launch(r, sig, &pl)
+	in, f := c.launch(r, gate, &pl)
 	if f != nil {
 		return nil
 	}
@@ -249,12 +275,12 @@ func (c *Compiled) Prepare(ctx context.Context, r Run) *Prepared {
 	select {
 	case <-in.reached:
 		held := in.mem.held() + in.reserve + uint64(in.stdout.buf.Len()+in.stderr.buf.Len())
-		return &Prepared{in: in, stdin: pw, memory: int64(held)}
-	case <-sig.ch:
+		return &Prepared{in: in, stdin: gate, memory: int64(held)}
+	case <-gate.reached:
 		// The guest is blocked reading: what it holds stays as it is
 		// until Start.
 		held := in.mem.held() + in.reserve + uint64(in.stdout.buf.Len()+in.stderr.buf.Len())
-		return &Prepared{in: in, stdin: pw, memory: int64(held)}
+		return &Prepared{in: in, stdin: gate, memory: int64(held)}
 	case <-in.done:
 		in.cancel(nil)
 		return nil
@@ -263,7 +289,7 @@ func (c *Compiled) Prepare(ctx context.Context, r Run) *Prepared {
 	}
 	// Wait for the guest to end, as Discard does: the caller may release
 	// the module, and the compiled code must outlive its instance.
-	pw.CloseWithError(errDiscarded)
+	gate.discard()
 	in.cancel(errDiscarded)
 	<-in.done
 	return nil
@@ -282,20 +308,16 @@ func (p *Prepared) Start(ctx context.Context, r Run) Outcome {
 	// cannot be using the state.
 	p.in.state.reporter, p.in.state.http = r.Reporter, r.HTTP
 	p.in.asker, p.in.state.ask = r.Asker, r.Asker
-	stdin := r.Stdin
+	p.stdin.open(r.Stdin)
 	if p.in.hold != nil {
 		close(p.in.hold)
 	}
-	go func() {
-		_, _ = p.stdin.Write(stdin)
-		p.stdin.Close()
-	}()
 	return p.in.wait(ctx)
 }
 
 // Discard ends a prepared instance that will not be used.
 func (p *Prepared) Discard() {
-	p.stdin.CloseWithError(errDiscarded)
+	p.stdin.discard()
 	p.in.cancel(errDiscarded)
 	<-p.in.done
 }
