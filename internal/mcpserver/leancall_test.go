@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -90,10 +89,7 @@ var createdTaskFields = regexp.MustCompile(`"(taskId|createdAt|lastUpdatedAt)":"
 // notifications written before it.
 func runLeanOps(t *testing.T, lines []string) {
 	reg, d := openDir(t, leanTestDir(t))
-	lean := New(reg, d, Options{Version: "test"})
-	sdk := New(reg, d, Options{Version: "test"})
-	sdk.sdkOnly = true
-	peers := []*stdioPeer{startStdioBare(t, lean), startStdioBare(t, sdk)}
+	peers := stdioPair(t, reg, d, Options{Version: "test"})
 	for i, line := range lines {
 		var got [2]string
 		for j, p := range peers {
@@ -180,13 +176,7 @@ func TestLeanCallIsCancelled(t *testing.T) {
 // path and of one that leaves every request to the SDK must not differ.
 func runHTTPLeanOps(t *testing.T, steps []byte) {
 	reg, d := openDir(t, leanTestDir(t))
-	lean := New(reg, d, Options{Version: "test"})
-	sdk := New(reg, d, Options{Version: "test"})
-	sdk.sdkOnly = true
-	servers := []*httptest.Server{httptest.NewServer(lean.HTTPHandler(HTTPOptions{})), httptest.NewServer(sdk.HTTPHandler(HTTPOptions{}))}
-	for _, s := range servers {
-		t.Cleanup(s.Close)
-	}
+	servers := httpPair(t, reg, d)
 	for i, b := range steps {
 		name := leanNames[int(b/16)%len(leanNames)]
 		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":%s%s,"_meta":%s}}`,

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wasmcp/wasmcp/internal/registry"
 	"github.com/wasmcp/wasmcp/internal/wattest"
 )
 
@@ -54,6 +55,26 @@ func listOps(steps []byte, cursor string) []listOp {
 // runListOps sends each op's line to a server that answers list requests
 // again from the SDK's answers and to one that leaves every request to
 // the SDK, over one registry, and fails on any difference in the answers.
+// stdioPair is two servers of reg over stdio, with opts: one with the lean
+// paths, and one that leaves everything to the SDK (sdkOnly), for a
+// differential test to send both the same.
+func stdioPair(t *testing.T, reg *registry.Registry, calls Caller, opts Options) []*stdioPeer {
+	lean, sdk := New(reg, calls, opts), New(reg, calls, opts)
+	sdk.sdkOnly = true
+	return []*stdioPeer{startStdioBare(t, lean), startStdioBare(t, sdk)}
+}
+
+// httpPair is stdioPair over HTTP.
+func httpPair(t *testing.T, reg *registry.Registry, calls Caller) []*httptest.Server {
+	lean, sdk := New(reg, calls, Options{Version: "test"}), New(reg, calls, Options{Version: "test"})
+	sdk.sdkOnly = true
+	servers := []*httptest.Server{httptest.NewServer(lean.HTTPHandler(HTTPOptions{})), httptest.NewServer(sdk.HTTPHandler(HTTPOptions{}))}
+	for _, s := range servers {
+		t.Cleanup(s.Close)
+	}
+	return servers
+}
+
 func runListOps(t *testing.T, ops []listOp) {
 	dir := t.TempDir()
 	wattest.Write(t, dir, "echo", "a_echo")
@@ -64,10 +85,7 @@ func runListOps(t *testing.T, ops []listOp) {
 	}
 	write(t, filepath.Join(dir, "a_echo.manifest.json"), manifest("v0", ""))
 	reg, d := openDir(t, dir)
-	lean := New(reg, d, Options{Version: "test", ListChanged: true})
-	sdk := New(reg, d, Options{Version: "test", ListChanged: true})
-	sdk.sdkOnly = true
-	peers := []*stdioPeer{startStdioBare(t, lean), startStdioBare(t, sdk)}
+	peers := stdioPair(t, reg, d, Options{Version: "test", ListChanged: true})
 	for i, op := range ops {
 		if op.reload > 0 {
 			extra := ""
@@ -152,13 +170,7 @@ func runHTTPListOps(t *testing.T, steps []byte, cursor string) {
 	}
 	write(t, filepath.Join(dir, "a_echo.manifest.json"), manifest("v0"))
 	reg, d := openDir(t, dir)
-	lean := New(reg, d, Options{Version: "test"})
-	sdk := New(reg, d, Options{Version: "test"})
-	sdk.sdkOnly = true
-	servers := []*httptest.Server{httptest.NewServer(lean.HTTPHandler(HTTPOptions{})), httptest.NewServer(sdk.HTTPHandler(HTTPOptions{}))}
-	for _, s := range servers {
-		t.Cleanup(s.Close)
-	}
+	servers := httpPair(t, reg, d)
 	for i, b := range steps {
 		if b%16 == 15 {
 			write(t, filepath.Join(dir, "a_echo.manifest.json"), manifest(fmt.Sprintf("v%d", i)))
