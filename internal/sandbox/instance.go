@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"runtime"
 	"sync"
 	"time"
 )
@@ -145,11 +144,12 @@ func (in *instance) guard(run func() (ending, func())) {
 		if p := recover(); p != nil {
 			end = ending{err: fmt.Errorf("engine panic: %v", p)}
 		}
+		// No yield to the caller here, though it waits behind the
+		// teardown on this processor: under load, a yielded teardown
+		// waits behind every runnable goroutine, holding its memory out
+		// of the pool (at 256 HTTP clients: 5,088 → 4,119 calls/s, and
+		// RSS 54 → 100 MiB).
 		in.done <- end
-		// The caller, made ready by done, runs before the teardown,
-		// which the answer need not wait for (the caller would otherwise
-		// wait behind it on this processor, or move to another).
-		runtime.Gosched()
 		teardown()
 		in.release()
 	}()
