@@ -50,13 +50,13 @@ func (g *gathering) Ask(ctx context.Context, asks []sandbox.Ask) ([]sandbox.Answ
 	return answers, err
 }
 
-// askFirst answers call, from a client that declares the extension, of
-// the askFirst tool spec, whose task owner has: an InputRequiredResult
-// while its run asks what the client has not answered, and the
-// CreateTaskResult of the round whose run got past its asks. Its task is
+// askFirst answers call, of the askFirst tool spec, from a client that
+// declares the extension, with its task for owner: an InputRequiredResult
+// while the run asks what the client has not answered, and the
+// CreateTaskResult of the round whose run got past its asks. The task is
 // reserved before the requestState is opened, which spends it, so that a
 // call the store has no room for spends nothing: a "required" tool's is
-// refused, an "optional" one's is plain's, a plain call.
+// refused, an "optional" one's answered by plain, as a plain call.
 func (s *taskStore) askFirst(ctx context.Context, call *mcp.CallToolRequest, owner string, spec abi.Tool, plain func() (mcp.Result, error)) (mcp.Result, error) {
 	name, caps := call.Params.Name, call.ClientCapabilities()
 	c := taskCall{owner: owner, tool: name, args: call.Params.Arguments, ttl: s.taskTTL(), modern: true, need: spec.Client, caps: caps}
