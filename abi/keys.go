@@ -15,7 +15,7 @@ var fields = map[string][]string{
 	"dir":                  {"guest", "write"},
 	"http":                 {"host", "methods"},
 	"tool":                 {"name", "title", "description", "inputSchema", "outputSchema", "annotations", "icons", "_meta", "output", "client", "examples", "execution"},
-	"execution":            {"taskSupport"},
+	"execution":            {"taskSupport", "askFirst"},
 	"tool ui":              {"resourceUri", "visibility"},
 	"example":              {"name", "arguments", "result", "contains", "isError"},
 	"annotations":          {"title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"},

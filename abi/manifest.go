@@ -152,6 +152,12 @@ type Execution struct {
 	// client polls (MCP 2025-11-25 tasks). The zero value means
 	// TaskForbidden.
 	TaskSupport TaskSupport `json:"taskSupport,omitempty"`
+	// AskFirst, for a tool that may run as a task and asks the client, has
+	// a 2026-07-28 call from a client with the tasks extension gather its
+	// answers by plain input-required rounds first, and become a task only
+	// on the round that has them (docs/abi.md, "Tasks"). It is wasmcp's,
+	// not MCP's: tools/list does not show it.
+	AskFirst bool `json:"askFirst,omitempty"`
 }
 
 // TaskSupport says whether a tool's calls run as tasks.
@@ -174,6 +180,10 @@ func (t *Tool) Tasks() TaskSupport {
 	}
 	return t.Execution.TaskSupport
 }
+
+// AsksFirst reports whether the tool gathers its answers before it
+// becomes a task (Execution.AskFirst).
+func (t *Tool) AsksFirst() bool { return t.Execution != nil && t.Execution.AskFirst }
 
 // Example is one call of a tool and what it must answer. With none of
 // Result, Contains and IsError, the call must succeed.
@@ -313,6 +323,12 @@ func (t *Tool) check() error {
 		case "", TaskForbidden, TaskOptional, TaskRequired:
 		default:
 			return fmt.Errorf(`"execution.taskSupport" must be "forbidden", "optional" or "required", not %q`, t.Execution.TaskSupport)
+		}
+		switch {
+		case t.AsksFirst() && t.Tasks() == TaskForbidden:
+			return errors.New(`"execution.askFirst" needs "taskSupport": "optional" or "required": it says when a call becomes a task, and this tool's calls never do`)
+		case t.AsksFirst() && len(t.Client) == 0:
+			return errors.New(`"execution.askFirst" needs "client" (the capabilities the tool asks for): it has a call ask before it becomes a task, and this tool asks nothing`)
 		}
 	}
 	switch t.Output {

@@ -351,6 +351,11 @@ func TestParseManifestRejects(t *testing.T) {
 		{"taskSupport unknown", withTools(toolJSON("t", `"execution":{"taskSupport":"always"}`)), `"execution.taskSupport" must be "forbidden", "optional" or "required", not "always"`},
 		{"taskSupport wrong case", withTools(toolJSON("t", `"execution":{"taskSupport":"Optional"}`)), `not "Optional"`},
 		{"unknown execution field", withTools(toolJSON("t", `"execution":{"ttl":1}`)), `unknown field "ttl" in the execution`},
+		{"askFirst without tasks", withTools(toolJSON("t", `"client":["elicitation"],"execution":{"askFirst":true}`)), `"execution.askFirst" needs "taskSupport": "optional" or "required"`},
+		{"askFirst of a forbidden task", withTools(toolJSON("t", `"client":["elicitation"],"execution":{"taskSupport":"forbidden","askFirst":true}`)), `"execution.askFirst" needs "taskSupport"`},
+		{"askFirst without asks", withTools(toolJSON("t", `"execution":{"taskSupport":"required","askFirst":true}`)), `"execution.askFirst" needs "client"`},
+		{"askFirst not a boolean", withTools(toolJSON("t", `"client":["elicitation"],"execution":{"taskSupport":"required","askFirst":"yes"}`)), `askFirst`},
+		{"askFirst wrong case", withTools(toolJSON("t", `"client":["elicitation"],"execution":{"taskSupport":"required","askfirst":true}`)), `unknown field "askfirst" in the execution`},
 
 		// Unknown fields at every level.
 		{"unknown top-level field", `{"abi":1,"tools":[` + okTool + `],"extra":true}`, `unknown field "extra"`},
@@ -503,6 +508,25 @@ func TestToolTasks(t *testing.T) {
 		}
 		if got := m.Tools[0].Tasks(); got != want {
 			t.Errorf("Tasks() of %s = %q, want %q", manifest, got, want)
+		}
+	}
+}
+
+func TestToolAsksFirst(t *testing.T) {
+	for manifest, want := range map[string]bool{
+		``: false,
+		`,"execution":{"taskSupport":"required"}`:                                           false,
+		`,"client":["elicitation"],"execution":{"taskSupport":"required"}`:                  false,
+		`,"client":["elicitation"],"execution":{"taskSupport":"required","askFirst":false}`: false,
+		`,"client":["elicitation"],"execution":{"taskSupport":"required","askFirst":true}`:  true,
+		`,"client":["sampling"],"execution":{"taskSupport":"optional","askFirst":true}`:     true,
+	} {
+		m, err := ParseManifest([]byte(`{"abi":1,"tools":[{"name":"a","description":"d","inputSchema":{"type":"object"}` + manifest + `}]}`))
+		if err != nil {
+			t.Fatalf("ParseManifest(%s): %v", manifest, err)
+		}
+		if got := m.Tools[0].AsksFirst(); got != want {
+			t.Errorf("AsksFirst() of %s = %v, want %v", manifest, got, want)
 		}
 	}
 }

@@ -33,6 +33,7 @@ func askTools() []guest.Tool {
 		guest.Text("test_input_required_result_multiple_inputs", inputMultiple),
 		guest.Text("confirm_delete", confirmDelete),
 		guest.Text("multi_input", multiInput),
+		guest.Text("test_tool_with_task", toolWithTask),
 	}
 }
 
@@ -295,6 +296,22 @@ func multiInput(none) (string, error) {
 		parts = append(parts, id+": "+described(&r))
 	}
 	return strings.Join(parts, "; "), nil
+}
+
+// toolWithTask asks the user's name, then greets it
+// (tasks-mrtr-composition). Its manifest's execution.askFirst has the
+// server ask by plain input-required rounds and make the call a task only
+// on the round that has the answer.
+func toolWithTask(none) (string, error) {
+	r, err := guest.Elicit(guest.Elicitation{ID: "user_name", Message: "What is your name?",
+		Schema: object(map[string]any{"name": map[string]any{"type": "string"}}, "name")})
+	if err != nil {
+		return "", err
+	}
+	if r.Action != "accept" {
+		return "No name given (" + r.Action + ")", nil
+	}
+	return fmt.Sprintf("Hello, %v!", r.Content["name"]), nil
 }
 
 // inputPrompt gets the prompt test_input_required_result_prompt once the

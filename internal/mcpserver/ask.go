@@ -226,6 +226,24 @@ func (s *Server) asking(c askCall, do func(sandbox.Asker) error) (mcp.InputReque
 	if !modern {
 		return nil, "", do(&sessionAsker{ctx: c.ctx, session: c.session, caps: c.caps, need: c.need})
 	}
+	a, args, err := s.states.replayOf(c)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := do(a); !errors.Is(err, sandbox.ErrInputRequired) {
+		return nil, "", err
+	}
+	state, err := s.states.sealRun(c.what, args, a)
+	if err != nil {
+		return nil, "", err
+	}
+	return a.pending, state, nil
+}
+
+// replayOf is the replayAsker of c, a 2026-07-28 request, and the digest
+// of its arguments: c's inputResponses checked, and its requestState
+// opened, which spends it. Its errors are JSON-RPC errors.
+func (s *stateSigner) replayOf(c askCall) (*replayAsker, string, error) {
 	invalid := func(format string, args ...any) error {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
 	}
@@ -241,7 +259,7 @@ func (s *Server) asking(c askCall, do func(sandbox.Asker) error) (mcp.InputReque
 	}
 	recorded := map[string]answer{}
 	if c.state != "" {
-		st, err := s.states.open(c.state, c.what, args)
+		st, err := s.open(c.state, c.what, args)
 		if err != nil {
 			return nil, "", invalid("%v", err)
 		}
@@ -249,15 +267,18 @@ func (s *Server) asking(c askCall, do func(sandbox.Asker) error) (mcp.InputReque
 			recorded[a.ID] = a
 		}
 	}
-	a := &replayAsker{need: c.need, caps: c.caps, recorded: recorded, given: c.responses}
-	if err := do(a); !errors.Is(err, sandbox.ErrInputRequired) {
-		return nil, "", err
-	}
-	state, err := s.states.seal(&askState{For: c.what, Args: args, Answers: a.used})
+	return &replayAsker{need: c.need, caps: c.caps, recorded: recorded, given: c.responses}, args, nil
+}
+
+// sealRun is the requestState of the InputRequiredResult of a, a run of
+// the request what (of arguments of digest args) that its asks ended: the
+// answers it took.
+func (s *stateSigner) sealRun(what, args string, a *replayAsker) (string, error) {
+	state, err := s.seal(&askState{For: what, Args: args, Answers: a.used})
 	if err != nil {
-		return nil, "", &askFailure{code: jsonrpc.CodeInternalError, text: fmt.Sprintf("%s cannot go on: %v", c.what, err)}
+		return "", &askFailure{code: jsonrpc.CodeInternalError, text: fmt.Sprintf("%s cannot go on: %v", what, err)}
 	}
-	return a.pending, state, nil
+	return state, nil
 }
 
 // stateless says whether a session speaks 2026-07-28, where the server

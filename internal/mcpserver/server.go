@@ -175,7 +175,7 @@ func New(reg *registry.Registry, calls Caller, opts Options) *Server {
 	// added to the SDK's answers first, and the cache hints of an older
 	// session taken out of the whole.
 	s.tasks = newTaskStore(calls, reg.Current, opts.Tasks)
-	s.tasks.replica = opts.ReplicaID
+	s.tasks.replica, s.tasks.states = opts.ReplicaID, s.states
 	s.mcp.AddReceivingMiddleware(s.tasks.serverDirected)
 	s.mcp.AddReceivingMiddleware(taskFields(reg.Current))
 	s.mcp.AddReceivingMiddleware(withoutLegacyCacheHints)
@@ -273,6 +273,13 @@ func (s *Server) call(ctx context.Context, calls Caller, spec abi.Tool, req *mcp
 		res, err = calls.Call(ctx, spec.Name, req.Params.Arguments, rep, ask)
 		return err
 	})
+	return callAnswer(res, requests, state, err)
+}
+
+// callAnswer is the answer to a tools/call whose module may ask (see
+// Server.asking): the tool error of an *askFailure, an InputRequiredResult
+// of requests and state, or the call's result.
+func callAnswer(res *mcp.CallToolResult, requests mcp.InputRequestMap, state string, err error) (*mcp.CallToolResult, error) {
 	var failed *askFailure
 	switch {
 	case errors.As(err, &failed):

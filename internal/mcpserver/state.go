@@ -216,9 +216,11 @@ type replayAsker struct {
 	recorded map[string]answer
 	given    mcp.InputResponseMap
 	// used are the answers the run took, for the next requestState;
-	// pending are the asks that ended it.
-	used    []answer
-	pending mcp.InputRequestMap
+	// pending are the asks that ended it; fromGiven counts the answers
+	// taken from given.
+	used      []answer
+	pending   mcp.InputRequestMap
+	fromGiven int
 }
 
 // Ask implements sandbox.Asker.
@@ -244,6 +246,7 @@ func (a *replayAsker) Ask(_ context.Context, asks []sandbox.Ask) ([]sandbox.Answ
 		}
 		// An answer of another kind is no answer, and the ask is made again.
 		if resp, ok := a.given[ask.ID]; ok && answersTo(ask.Method, resp) {
+			a.fromGiven++
 			if err := conforms(req, resp); err != nil {
 				answers[i].Err = err
 				continue

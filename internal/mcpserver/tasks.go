@@ -81,6 +81,9 @@ type taskStore struct {
 	// Options.ReplicaID): a 2026-07-28 task lives in the replica that made
 	// it, and its requests name it in Mcp-Name, for a balancer to route.
 	replica string
+	// states opens and seals the requestStates of askFirst tools' calls
+	// (the Server's).
+	states *stateSigner
 
 	mu sync.Mutex
 	// owners holds each owner's tasks, by id.
@@ -106,9 +109,11 @@ type task struct {
 	ttl     time.Duration
 	modern  bool         // a task of the 2026-07-28 tasks extension
 	notify  func([]byte) // taskCall.notify
-	cancel  context.CancelFunc
-	expiry  *time.Timer
-	done    chan struct{} // closed once the status is terminal
+	// ctx is the run's, which cancel ends.
+	ctx    context.Context
+	cancel context.CancelFunc
+	expiry *time.Timer
+	done   chan struct{} // closed once the status is terminal
 	// returned is closed once the call has returned, which may be after
 	// it was cancelled.
 	returned chan struct{}
@@ -289,22 +294,35 @@ type taskCall struct {
 	// client's, for a task of the extension (see taskAsker).
 	need []string
 	caps *mcp.ClientCapabilities
+	// gather, if set, asks for the run until the call becomes the task
+	// (an askFirst tool's, see gathering).
+	gather *gathering
 }
 
 // start runs c as a task, and returns it with its state as it was made
 // (a task of no ttl may be gone by the time start returns), or says why
-// not. The store's bounds count running tasks and kept ones, but a
-// finished task gives way, oldest first, to a new one rather than refuse
-// it.
+// not.
 func (s *taskStore) start(c taskCall) (*task, taskState, string) {
-	owner, tool, modern := c.owner, c.tool, c.modern
+	t, state, refusal := s.reserve(c)
+	if refusal != "" {
+		return nil, taskState{}, refusal
+	}
+	s.run(t, c)
+	return t, state, ""
+}
+
+// reserve makes c's task, not yet running, and returns it with its state
+// as it was made, or says why not. The store's bounds count running tasks
+// and kept ones, but a finished task gives way, oldest first, to a new one
+// rather than refuse it. A task reserved is run, or else unreserved.
+func (s *taskStore) reserve(c taskCall) (*task, taskState, string) {
+	owner := c.owner
 	now := time.Now()
 	ctx, cancel := context.WithCancel(context.Background())
-	t := &task{id: s.newID(), created: now, updated: now, ttl: c.ttl, modern: modern, notify: c.notify, cancel: cancel, done: make(chan struct{}), returned: make(chan struct{}), status: taskWorking}
+	t := &task{id: s.newID(), created: now, updated: now, ttl: c.ttl, modern: c.modern, notify: c.notify, ctx: ctx, cancel: cancel, done: make(chan struct{}), returned: make(chan struct{}), status: taskWorking}
 	s.mu.Lock()
-	refusal := s.makeRoomLocked(owner)
-	if refusal != "" {
-		s.mu.Unlock()
+	defer s.mu.Unlock()
+	if refusal := s.makeRoomLocked(owner); refusal != "" {
 		cancel()
 		return nil, taskState{}, refusal
 	}
@@ -318,23 +336,48 @@ func (s *taskStore) start(c taskCall) (*task, taskState, string) {
 	tasks[t.id] = t
 	s.total++
 	t.expiry = time.AfterFunc(c.ttl, func() { s.expire(owner, t) })
-	state := s.stateLocked(t)
-	s.mu.Unlock()
+	return t, s.stateLocked(t), ""
+}
 
+// run runs c, reserved as t, in the background.
+func (s *taskStore) run(t *task, c taskCall) {
 	var meta mcp.Meta
 	rep := sandbox.Reporter(noReports{})
 	ask := sandbox.Asker(&taskAsker{store: s, t: t, need: c.need, caps: c.caps})
-	if !modern {
+	if c.gather != nil {
+		c.gather.then, ask = ask, c.gather
+	}
+	if !c.modern {
 		meta = mcp.Meta{relatedTaskKey: map[string]string{"taskId": t.id}}
-		rep = &clientReporter{ctx: ctx, session: c.session, token: c.token, tool: tool, meta: meta}
+		rep = &clientReporter{ctx: t.ctx, session: c.session, token: c.token, tool: c.tool, meta: meta}
 		ask = legacyTaskAsks{}
 	}
 	go func() {
 		defer close(t.returned)
-		res, err := s.calls.Call(ctx, tool, c.args, rep, ask)
+		res, err := s.calls.Call(t.ctx, c.tool, c.args, rep, ask)
 		s.finish(t, res, err, meta)
 	}()
-	return t, state, ""
+}
+
+// unreserve forgets owner's task t, reserved and never run.
+func (s *taskStore) unreserve(owner string, t *task) {
+	close(t.returned)
+	s.drop(owner, t)
+}
+
+// drop forgets owner's task t, made for a call that did not become a task
+// after all, and cancels its run if it runs. Nothing tells of it: no one
+// was given its id.
+func (s *taskStore) drop(owner string, t *task) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t.running() {
+		t.notify = nil
+		s.cancelLocked(t, "The call did not become a task.")
+	}
+	if s.owners[owner][t.id] == t {
+		s.forgetLocked(owner, t)
+	}
 }
 
 // noReports drops a call's reports.
@@ -717,13 +760,14 @@ type toolWithExecution struct {
 }
 
 // listWithExecution is res with each tool's execution, as its manifest
-// declares it.
+// declares it, less what is wasmcp's own (askFirst), which says how the
+// server runs the tool and is no client's business.
 func listWithExecution(c *registry.Catalog, res *mcp.ListToolsResult) *listToolsWithExecution {
 	out := &listToolsWithExecution{ListToolsResult: res, Tools: make([]toolWithExecution, len(res.Tools))}
 	for i, t := range res.Tools {
 		out.Tools[i].Tool = t
-		if spec, ok := c.Lookup(t.Name); ok {
-			out.Tools[i].Execution = spec.Spec.Execution
+		if spec, ok := c.Lookup(t.Name); ok && spec.Spec.Execution != nil {
+			out.Tools[i].Execution = &abi.Execution{TaskSupport: spec.Spec.Execution.TaskSupport}
 		}
 	}
 	return out

@@ -124,7 +124,8 @@ func (r *createTaskResult) MarshalJSON() ([]byte, error) {
 // tool's call from a client without the extension is refused with -32021,
 // as the extension says. When the store has no room, an "optional" tool's
 // call runs as a plain call (the extension allows a plain result), and a
-// "required" one's is refused.
+// "required" one's is refused. An askFirst tool's call gathers its
+// answers before it becomes a task (see askFirst).
 func (s *taskStore) serverDirected(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		call, ok := req.(*mcp.CallToolRequest)
@@ -150,6 +151,9 @@ func (s *taskStore) serverDirected(next mcp.MethodHandler) mcp.MethodHandler {
 		if need := tool.Spec.Client; lacks(need, caps) {
 			// As a plain call of the tool is refused.
 			return nil, missingCapability("tool "+call.Params.Name, need)
+		}
+		if tool.Spec.AsksFirst() {
+			return s.askFirst(ctx, call, owner, tool.Spec, func() (mcp.Result, error) { return next(ctx, method, req) })
 		}
 		_, state, refusal := s.start(taskCall{owner: owner, tool: call.Params.Name, args: call.Params.Arguments, ttl: s.taskTTL(), modern: true,
 			need: tool.Spec.Client, caps: caps})
