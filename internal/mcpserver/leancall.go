@@ -31,14 +31,25 @@ const (
 	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
 )
 
-// leanTools are the tools the SDK serves, by name, with their specs: the
-// catalog's less those the SDK refused, as of the last sync.
-type leanTools map[string]abi.Tool
+// leanTools are the tools the SDK serves, by name: the catalog's less
+// those the SDK refused, as of the last sync.
+type leanTools map[string]leanTool
+
+// leanTool is a tool the SDK serves: its spec, and whether its input
+// schema binds arguments to Mcp-Param-* header fields (x-mcp-header,
+// SEP-2243), which the SDK checks against each call's arguments over HTTP.
+type leanTool struct {
+	spec         abi.Tool
+	paramHeaders bool
+}
 
 // leanCall is a tools/call the lean path answers.
 type leanCall struct {
 	spec abi.Tool
-	args json.RawMessage
+	// paramHeaders: the call's header fields are checked against its
+	// arguments (leanTool).
+	paramHeaders bool
+	args         json.RawMessage
 	// msg is the request as the SDK would get it, for the SDK to answer
 	// after all (stdio).
 	msg []byte
@@ -71,11 +82,11 @@ func parseLeanCall(params []byte, tools leanTools) (leanCall, bool) {
 	if caps == nil || caps[0] != '{' || json.Unmarshal(caps, &c) != nil {
 		return leanCall{}, false
 	}
-	spec, ok := tools[name]
-	if !ok || len(spec.Client) > 0 || spec.Tasks() != abi.TaskForbidden {
+	tool, ok := tools[name]
+	if !ok || len(tool.spec.Client) > 0 || tool.spec.Tasks() != abi.TaskForbidden {
 		return leanCall{}, false
 	}
-	return leanCall{spec: spec, args: args}, true
+	return leanCall{spec: tool.spec, paramHeaders: tool.paramHeaders, args: args}, true
 }
 
 // leanResult encodes res, the dispatcher's result of a call, as the SDK
@@ -153,14 +164,17 @@ func (l *leanCalls) cancelled(params json.RawMessage) {
 // straight on the dispatcher, and its answer framed as the SDK framed its
 // answer to a call of the same tool with the same header fields (frames:
 // status, header fields, the event around the message). A call of a tool
-// whose frame is not known yet goes to the SDK, which makes it known.
+// whose frame is not known yet goes to the SDK, which makes it known, and
+// so does a call of a tool that binds arguments to header fields: the
+// frame is the same for every call with the same header fields, but
+// whether the SDK takes the call depends on its arguments too.
 func (rt *router) leanHTTP(w http.ResponseWriter, r *http.Request, v guard.Verdict, wireID json.RawMessage, sdkReq func() *http.Request) {
 	if rt.srv.sdkOnly {
 		rt.stateless.ServeHTTP(w, sdkReq())
 		return
 	}
 	call, ok := parseLeanCall(v.Params, *rt.srv.lean.Load())
-	if !ok {
+	if !ok || call.paramHeaders {
 		rt.stateless.ServeHTTP(w, sdkReq())
 		return
 	}
@@ -258,8 +272,35 @@ func leanToolsOf(c *registry.Catalog, refused map[string]bool) leanTools {
 	tools := make(leanTools, len(c.Tools))
 	for _, t := range c.Tools {
 		if !refused[t.Spec.Name] {
-			tools[t.Spec.Name] = t.Spec
+			tools[t.Spec.Name] = leanTool{spec: t.Spec, paramHeaders: bindsHeaders(t.Spec.InputSchema)}
 		}
 	}
 	return tools
+}
+
+// headerProperty is what bindsHeaders reads of a schema's properties.
+type headerProperty struct {
+	XMCPHeader json.RawMessage           `json:"x-mcp-header"`
+	Properties map[string]headerProperty `json:"properties"`
+}
+
+// bindsHeaders reports whether an input schema may bind a property, at any
+// depth of properties, to a header field, as the SDK finds its
+// x-mcp-header annotations; a schema it cannot read is taken to, so that
+// its calls are left to the SDK.
+func bindsHeaders(schema json.RawMessage) bool {
+	var s headerProperty
+	if json.Unmarshal(schema, &s) != nil {
+		return true
+	}
+	var binds func(map[string]headerProperty) bool
+	binds = func(props map[string]headerProperty) bool {
+		for _, p := range props {
+			if p.XMCPHeader != nil || binds(p.Properties) {
+				return true
+			}
+		}
+		return false
+	}
+	return binds(s.Properties)
 }

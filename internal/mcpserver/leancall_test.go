@@ -236,3 +236,31 @@ func TestLeanCallsReuseAnID(t *testing.T) {
 		}
 	}
 }
+
+// The SDK checks a call's Mcp-Param-* header fields against its arguments
+// (SEP-2243), so that an intermediary that reads the fields reads what the
+// tool gets: a call whose arguments say otherwise than the header fields
+// of an earlier call of the same tool is refused, on the lean path too.
+func TestHTTPLeanCallChecksParamHeaders(t *testing.T) {
+	dir := t.TempDir()
+	wattest.Write(t, dir, "echo", "acct")
+	write(t, filepath.Join(dir, "acct.manifest.json"), `{"abi":1,"tools":[{"name":"acct","description":"d",
+		"inputSchema":{"type":"object","properties":{"account":{"type":"string","x-mcp-header":"Account"}}}}]}`)
+	reg, d := openDir(t, dir)
+	lean := New(reg, d, Options{Version: "test"})
+	sdk := New(reg, d, Options{Version: "test"})
+	sdk.sdkOnly = true
+	servers := []*httptest.Server{httptest.NewServer(lean.HTTPHandler(HTTPOptions{})), httptest.NewServer(sdk.HTTPHandler(HTTPOptions{}))}
+	for _, s := range servers {
+		t.Cleanup(s.Close)
+	}
+	header := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"},
+		"Mcp-Method": {"tools/call"}, "Mcp-Name": {"acct"}, "Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Param-Account": {"mine"}}
+	for i, account := range []string{"mine", "mine", "theirs"} {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"acct","arguments":{"account":%q},%s}}`, i, account, modernMeta)
+		got, want := httpAnswer(t, servers[0], body, header, ""), httpAnswer(t, servers[1], body, header, "")
+		if got != want {
+			t.Fatalf("call %d, account %q:\nlean: %s\nSDK:  %s", i, account, got, want)
+		}
+	}
+}
