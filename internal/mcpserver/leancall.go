@@ -139,18 +139,20 @@ func (l *leanCalls) forget(id jsonrpc.ID) {
 	delete(l.cancel, id)
 }
 
-// cancelled cancels the call a notifications/cancelled with params names.
-func (l *leanCalls) cancelled(params json.RawMessage) {
-	var p struct {
-		RequestID json.RawMessage `json:"requestId"`
+// cancelledID is the request a notifications/cancelled with params names:
+// its member requestId, found as the SDK finds it, by its exact name
+// (encoding/json would take "RequestId" too), as the SDK decodes it.
+func cancelledID(params json.RawMessage) (jsonrpc.ID, bool) {
+	requestID, ok := guard.Member(params, "requestId")
+	if !ok {
+		return jsonrpc.ID{}, false
 	}
-	if json.Unmarshal(params, &p) != nil || p.RequestID == nil {
-		return
-	}
-	id, err := sdkID(p.RequestID)
-	if err != nil {
-		return
-	}
+	id, err := sdkID(requestID)
+	return id, err == nil
+}
+
+// cancelCall cancels the call under id, if one runs.
+func (l *leanCalls) cancelCall(id jsonrpc.ID) {
 	l.mu.Lock()
 	cancel := l.cancel[id]
 	l.mu.Unlock()

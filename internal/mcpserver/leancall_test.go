@@ -264,3 +264,39 @@ func TestHTTPLeanCallChecksParamHeaders(t *testing.T) {
 		}
 	}
 }
+
+// A cancellation names its request as the SDK reads it: by the member
+// requestId alone, its name compared exactly, so that one whose other
+// member differs only in case cancels the request it names, and not the
+// other.
+func TestLeanCallIsCancelledByTheIDTheSDKReads(t *testing.T) {
+	dir := t.TempDir()
+	wattest.Write(t, dir, "loop", "loop")
+	write(t, filepath.Join(dir, "loop.manifest.json"), `{"abi":1,"tools":[{"name":"loop","description":"spins","inputSchema":{"type":"object"}}],"limits":{"timeout":"1s"}}`)
+	s := serveDir(t, dir, Options{Version: "test"})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- s.ServeStdio(context.Background(), inR, outW, StdioOptions{DrainTimeout: time.Minute})
+		outW.Close()
+	}()
+	p := &stdioPeer{t: t, in: inW, out: bufio.NewReader(outR)}
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + modernMeta + `}}`)
+	p.answer()
+	for _, id := range []string{`"cancelled"`, `"kept"`} {
+		p.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"loop","arguments":{},` + modernMeta + `}}`)
+	}
+	p.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"cancelled","RequestId":"kept"}}`)
+	if got := p.answer(); !strings.Contains(got, `"id":"kept"`) {
+		t.Fatalf("after the cancellation, answered %s; want the answer to the call not cancelled", got)
+	}
+	inW.Close()
+	rest, _ := io.ReadAll(p.out)
+	if len(rest) > 0 {
+		t.Errorf("the cancelled call drew %s", rest)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("ServeStdio = %v", err)
+	}
+}

@@ -242,7 +242,9 @@ func (c *stdioConn) take(msg []byte) bool {
 		if msg = c.ids.cancelled("", msg, v.Params); msg == nil {
 			return c.calls.open()
 		}
-		c.lean.cancelled(guard.Inspect(msg).Params)
+		if id, ok := cancelledID(guard.Inspect(msg).Params); ok {
+			c.lean.cancelCall(id)
+		}
 	}
 	if v.Kind == guard.Request && v.Method == "tools/call" && c.leanOn() {
 		if call, ok := parseLeanCall(v.Params, *c.srv.lean.Load()); ok {
