@@ -139,10 +139,24 @@ func FuzzLeanCalls(f *testing.F) {
 // time limit ends it, well within the drain), and gives its share of the
 // budget back, so that ServeStdio ends at end of input.
 func TestLeanCallIsCancelled(t *testing.T) {
+	testCallIsCancelled(t, false)
+}
+
+// A call the SDK answers is cancelled as one on the lean path is: it
+// draws no answer, as the revisions say a cancelled request should not,
+// though the SDK writes the answer of a handler that returns after the
+// cancellation (an error of code 0, "context canceled", or the tool's
+// cancelled result).
+func TestSDKCallIsCancelled(t *testing.T) {
+	testCallIsCancelled(t, true)
+}
+
+func testCallIsCancelled(t *testing.T, sdkOnly bool) {
 	dir := t.TempDir()
 	wattest.Write(t, dir, "loop", "loop")
 	write(t, filepath.Join(dir, "loop.manifest.json"), `{"abi":1,"tools":[{"name":"loop","description":"spins","inputSchema":{"type":"object"}}],"limits":{"timeout":"2s"}}`)
 	s := serveDir(t, dir, Options{Version: "test"})
+	s.sdkOnly = sdkOnly
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)

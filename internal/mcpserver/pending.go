@@ -35,6 +35,9 @@ type pending struct {
 type request struct {
 	charge  int64 // of the budget, until its answer is written
 	written chan struct{}
+	// cancelled: the client cancelled the request, whose answer is not
+	// to be written. Guarded by the pending's mu.
+	cancelled bool
 }
 
 // minCharge is the least a request over stdio takes of the budget, however
@@ -105,6 +108,17 @@ func (p *pending) answered(id jsonrpc.ID) *request {
 		p.checkDrained()
 	}
 	return r
+}
+
+// cancelled marks the request with id, if one is in flight, as cancelled by
+// the client. A request already answered is not: its answer went before
+// the cancellation, and the id may be another request's by now.
+func (p *pending) cancelled(id jsonrpc.ID) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if r := p.requests[id]; r != nil {
+		r.cancelled = true
+	}
 }
 
 // written records that the answer to r, if not nil, was written, or never

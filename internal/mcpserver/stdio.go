@@ -243,6 +243,7 @@ func (c *stdioConn) take(msg []byte) bool {
 			return c.calls.open()
 		}
 		if id, ok := cancelledID(guard.Inspect(msg).Params); ok {
+			c.calls.cancelled(id)
 			c.lean.cancelCall(id)
 		}
 	}
@@ -473,7 +474,17 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		// will be. A client that does not read stdout may keep the write
 		// waiting, which ServeStdio's last wait bounds, and the request
 		// its share of the budget.
-		defer c.calls.written(c.calls.answered(resp.ID))
+		r := c.calls.answered(resp.ID)
+		defer c.calls.written(r)
+		if r != nil && r.cancelled {
+			// The SDK writes the answer of a handler that returns after
+			// the client cancelled its request (with ctx never done);
+			// the revisions say it should not be sent, and the lean
+			// path sends none.
+			c.lists.answered(resp.ID, nil, true)
+			c.ids.answered(resp.ID)
+			return nil
+		}
 	}
 	// As the SDK's own connections do: a message for a request that was
 	// cancelled is not sent.
