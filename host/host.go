@@ -140,6 +140,9 @@ type TaskConfig struct {
 	// its client asks (default an hour); a task still running then is
 	// cancelled.
 	MaxTTL time.Duration
+	// ResultBytes bounds the results finished tasks keep, together
+	// (default 256 MiB); past it, the oldest finished tasks give way.
+	ResultBytes int64
 }
 
 // Limits bound one call.

@@ -36,6 +36,10 @@ type TaskOptions struct {
 	// the client asks (default DefaultTaskMaxTTL). A task still running
 	// when its time is up is cancelled.
 	MaxTTL time.Duration
+	// ResultBytes bounds the results the finished tasks keep, together
+	// (default DefaultTaskResultBytes): past it, the oldest finished
+	// tasks give way to the newest.
+	ResultBytes int64
 }
 
 // Defaults for TaskOptions, and the time-to-live of a task whose client
@@ -45,6 +49,11 @@ const (
 	DefaultTasks           = 1024
 	DefaultTaskMaxTTL      = time.Hour
 	DefaultTaskTTL         = 10 * time.Minute
+	// DefaultTaskResultBytes is 256 MiB: a result's JSON may be six times
+	// the tool's output (each '<' or control byte is escaped as \u00XX),
+	// so 1.5 MiB for the default 256 KiB, and DefaultTasks of those would
+	// hold 1.5 GiB.
+	DefaultTaskResultBytes = 256 << 20
 )
 
 // taskPollInterval is the polling interval suggested to clients.
@@ -94,6 +103,8 @@ type taskStore struct {
 	ended map[string]time.Time
 	total int
 	seq   uint64
+	// resultBytes is what the tasks kept hold of results.
+	resultBytes int64
 }
 
 // endedMemory is how long the store refuses tasks to an owner that ended,
@@ -141,6 +152,9 @@ func newTaskStore(calls Caller, tools func() *registry.Catalog, opts TaskOptions
 	}
 	if opts.MaxTTL <= 0 {
 		opts.MaxTTL = DefaultTaskMaxTTL
+	}
+	if opts.ResultBytes <= 0 {
+		opts.ResultBytes = DefaultTaskResultBytes
 	}
 	return &taskStore{calls: calls, tools: tools, opts: opts, owners: map[string]map[string]*task{}, ended: map[string]time.Time{}}
 }
@@ -435,6 +449,7 @@ func (s *taskStore) forgetLocked(owner string, t *task) {
 	tasks := s.owners[owner]
 	delete(tasks, t.id)
 	s.total--
+	s.resultBytes -= int64(len(t.result))
 	if len(tasks) == 0 {
 		delete(s.owners, owner)
 	}
@@ -478,9 +493,34 @@ func (s *taskStore) finish(t *task, res *mcp.CallToolResult, callErr error, meta
 	if !t.running() {
 		return
 	}
-	t.status, t.message, t.result, t.err, t.updated = status, message, result, rpcErr, time.Now()
+	t.status, t.message, t.err, t.updated = status, message, rpcErr, time.Now()
+	s.keepResultLocked(t, result)
 	close(t.done)
 	s.endedLocked(t)
+}
+
+// keepResultLocked has t, which has just ended, keep result, and makes
+// room for it within ResultBytes: the oldest finished tasks of any owner
+// are forgotten first, as at the bound on tasks (makeRoomLocked), and t
+// is kept whatever its size; s.mu is held.
+func (s *taskStore) keepResultLocked(t *task, result json.RawMessage) {
+	t.result = result
+	s.resultBytes += int64(len(result))
+	for s.resultBytes > s.opts.ResultBytes {
+		var oldest *task
+		var from string
+		for o, tasks := range s.owners {
+			for _, f := range tasks {
+				if f != t && !f.running() && (oldest == nil || f.seq < oldest.seq) {
+					oldest, from = f, o
+				}
+			}
+		}
+		if oldest == nil {
+			return
+		}
+		s.forgetLocked(from, oldest)
+	}
 }
 
 // endedLocked sends notifications/tasks/status of t, which has just
@@ -522,7 +562,8 @@ func (s *taskStore) cancelLocked(t *task, message string) {
 		IsError: true,
 		Meta:    mcp.Meta{relatedTaskKey: map[string]string{"taskId": t.id}},
 	}
-	t.result, _ = json.Marshal(res)
+	result, _ := json.Marshal(res)
+	s.keepResultLocked(t, result)
 	close(t.done)
 	s.endedLocked(t)
 }
@@ -547,7 +588,11 @@ func (s *taskStore) endOwner(owner string) <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var running []*task
-	for _, t := range s.owners[owner] {
+	// Out of the store first, so that making room for the results of
+	// those cancelled here forgets none of them a second time.
+	tasks := s.owners[owner]
+	delete(s.owners, owner)
+	for _, t := range tasks {
 		if t.running() {
 			t.notify = nil // there is no one to tell
 			s.cancelLocked(t, "The session ended.")
@@ -555,8 +600,8 @@ func (s *taskStore) endOwner(owner string) <-chan struct{} {
 		}
 		t.expiry.Stop()
 		s.total--
+		s.resultBytes -= int64(len(t.result))
 	}
-	delete(s.owners, owner)
 	now := time.Now()
 	for o, at := range s.ended {
 		if now.Sub(at) > endedMemory {

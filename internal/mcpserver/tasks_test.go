@@ -788,3 +788,40 @@ func TestLegacyTaskAsksAreRefused(t *testing.T) {
 		t.Errorf("tasks/result = %s; want every ask refused", got)
 	}
 }
+
+// The results finished tasks keep are bounded together: a tool's output
+// of escaped bytes makes a result six times its size, and the bound on
+// tasks alone would let them hold gigabytes. Past the bound, the oldest
+// finished task of any owner gives way; the newest is kept.
+func TestTaskResultsAreBounded(t *testing.T) {
+	s, calls := newHeldStore(t, TaskOptions{ResultBytes: 1 << 20})
+	finish := func(id string) {
+		// 70 KiB of '<' is a result of 420 KiB: two fit, three do not.
+		s.mu.Lock()
+		task := s.owners["a"][id]
+		s.mu.Unlock()
+		(<-calls.started).answer <- &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("<", 70<<10)}}}
+		<-task.done
+	}
+	a1 := startTask(t, s, "a", "slow", `{}`)
+	finish(a1)
+	a2 := startTask(t, s, "a", "slow", `{}`)
+	finish(a2)
+	if st := status(t, s, "a", a1); st.Status != taskCompleted {
+		t.Fatalf("the first task, with room for both: %+v", st)
+	}
+	a3 := startTask(t, s, "a", "slow", `{}`)
+	finish(a3)
+	wantError(t, s, "a", "tasks/get", `{"taskId":"`+a1+`"}`, -32602, "not found")
+	for _, id := range []string{a2, a3} {
+		if st := status(t, s, "a", id); st.Status != taskCompleted {
+			t.Errorf("task %s: %+v; want it kept", id, st)
+		}
+	}
+	s.endOwner("a")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.resultBytes != 0 || s.total != 0 {
+		t.Errorf("with no task left, the store counts %d tasks and %d bytes of results", s.total, s.resultBytes)
+	}
+}
