@@ -152,9 +152,20 @@ func TestSDKCallIsCancelled(t *testing.T) {
 }
 
 func testCallIsCancelled(t *testing.T, sdkOnly bool) {
+	out := cancelCalls(t, sdkOnly, []string{`"spin"`}, `{"requestId":"spin"}`)
+	if !strings.Contains(out, `"id":2,`) || strings.Contains(out, `"spin"`) {
+		t.Errorf("after the cancellation, the server wrote %s; want the list's answer alone", out)
+	}
+}
+
+// cancelCalls serves calls of a tool that spins for its time limit of a
+// second, one under each of ids, then a notifications/cancelled with
+// params and a tools/list of id 2, and returns what the server writes
+// from then to the end of input, once the calls not cancelled have ended.
+func cancelCalls(t *testing.T, sdkOnly bool, ids []string, params string) string {
 	dir := t.TempDir()
 	wattest.Write(t, dir, "loop", "loop")
-	write(t, filepath.Join(dir, "loop.manifest.json"), `{"abi":1,"tools":[{"name":"loop","description":"spins","inputSchema":{"type":"object"}}],"limits":{"timeout":"2s"}}`)
+	write(t, filepath.Join(dir, "loop.manifest.json"), `{"abi":1,"tools":[{"name":"loop","description":"spins","inputSchema":{"type":"object"}}],"limits":{"timeout":"1s"}}`)
 	s := serveDir(t, dir, Options{Version: "test"})
 	s.sdkOnly = sdkOnly
 	inR, inW := io.Pipe()
@@ -167,20 +178,17 @@ func testCallIsCancelled(t *testing.T, sdkOnly bool) {
 	p := &stdioPeer{t: t, in: inW, out: bufio.NewReader(outR)}
 	p.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + modernMeta + `}}`)
 	p.answer()
-	p.send(`{"jsonrpc":"2.0","id":"spin","method":"tools/call","params":{"name":"loop","arguments":{},` + modernMeta + `}}`)
-	p.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"spin"}}`)
-	p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + modernMeta + `}}`)
-	if got := p.answer(); !strings.Contains(got, `"id":2`) {
-		t.Fatalf("after the cancellation, answered %s; want the list's answer", got)
+	for _, id := range ids {
+		p.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"loop","arguments":{},` + modernMeta + `}}`)
 	}
+	p.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":` + params + `}`)
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + modernMeta + `}}`)
 	inW.Close()
 	rest, _ := io.ReadAll(p.out)
-	if len(rest) > 0 {
-		t.Errorf("the cancelled call drew %s", rest)
-	}
 	if err := <-done; err != nil {
 		t.Errorf("ServeStdio = %v", err)
 	}
+	return string(rest)
 }
 
 // runHTTPLeanOps is runLeanOps over Streamable HTTP: each step byte picks
@@ -261,13 +269,7 @@ func TestHTTPLeanCallChecksParamHeaders(t *testing.T) {
 	write(t, filepath.Join(dir, "acct.manifest.json"), `{"abi":1,"tools":[{"name":"acct","description":"d",
 		"inputSchema":{"type":"object","properties":{"account":{"type":"string","x-mcp-header":"Account"}}}}]}`)
 	reg, d := openDir(t, dir)
-	lean := New(reg, d, Options{Version: "test"})
-	sdk := New(reg, d, Options{Version: "test"})
-	sdk.sdkOnly = true
-	servers := []*httptest.Server{httptest.NewServer(lean.HTTPHandler(HTTPOptions{})), httptest.NewServer(sdk.HTTPHandler(HTTPOptions{}))}
-	for _, s := range servers {
-		t.Cleanup(s.Close)
-	}
+	servers := httpPair(t, reg, d)
 	header := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"},
 		"Mcp-Method": {"tools/call"}, "Mcp-Name": {"acct"}, "Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Param-Account": {"mine"}}
 	for i, account := range []string{"mine", "mine", "theirs"} {
@@ -284,33 +286,8 @@ func TestHTTPLeanCallChecksParamHeaders(t *testing.T) {
 // member differs only in case cancels the request it names, and not the
 // other.
 func TestLeanCallIsCancelledByTheIDTheSDKReads(t *testing.T) {
-	dir := t.TempDir()
-	wattest.Write(t, dir, "loop", "loop")
-	write(t, filepath.Join(dir, "loop.manifest.json"), `{"abi":1,"tools":[{"name":"loop","description":"spins","inputSchema":{"type":"object"}}],"limits":{"timeout":"1s"}}`)
-	s := serveDir(t, dir, Options{Version: "test"})
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- s.ServeStdio(context.Background(), inR, outW, StdioOptions{DrainTimeout: time.Minute})
-		outW.Close()
-	}()
-	p := &stdioPeer{t: t, in: inW, out: bufio.NewReader(outR)}
-	p.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + modernMeta + `}}`)
-	p.answer()
-	for _, id := range []string{`"cancelled"`, `"kept"`} {
-		p.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"loop","arguments":{},` + modernMeta + `}}`)
-	}
-	p.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"cancelled","RequestId":"kept"}}`)
-	if got := p.answer(); !strings.Contains(got, `"id":"kept"`) {
-		t.Fatalf("after the cancellation, answered %s; want the answer to the call not cancelled", got)
-	}
-	inW.Close()
-	rest, _ := io.ReadAll(p.out)
-	if len(rest) > 0 {
-		t.Errorf("the cancelled call drew %s", rest)
-	}
-	if err := <-done; err != nil {
-		t.Errorf("ServeStdio = %v", err)
+	out := cancelCalls(t, false, []string{`"cancelled"`, `"kept"`}, `{"requestId":"cancelled","RequestId":"kept"}`)
+	if !strings.Contains(out, `"id":"kept"`) || strings.Contains(out, `"id":"cancelled"`) {
+		t.Errorf("after the cancellation, the server wrote %s; want the answer to the call not cancelled, and none to the one cancelled", out)
 	}
 }
