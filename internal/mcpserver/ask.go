@@ -230,7 +230,9 @@ func (s *Server) asking(c askCall, do func(sandbox.Asker) error) (mcp.InputReque
 	if err != nil {
 		return nil, "", err
 	}
-	if err := do(a); !errors.Is(err, sandbox.ErrInputRequired) {
+	err = do(a)
+	s.states.unspent(a)
+	if !errors.Is(err, sandbox.ErrInputRequired) {
 		return nil, "", err
 	}
 	state, err := s.states.sealRun(c.what, args, a)
@@ -257,17 +259,18 @@ func (s *stateSigner) replayOf(c askCall) (*replayAsker, string, error) {
 			return nil, "", invalid("inputResponses[%q] is %d bytes, over the %d KiB an answer may have", id, len(b), abi.MaxAnswerLen>>10)
 		}
 	}
-	recorded := map[string]answer{}
+	a := &replayAsker{need: c.need, caps: c.caps, recorded: map[string]answer{}, given: c.responses}
 	if c.state != "" {
 		st, err := s.open(c.state, c.what, args)
 		if err != nil {
 			return nil, "", invalid("%v", err)
 		}
-		for _, a := range st.Answers {
-			recorded[a.ID] = a
+		for _, r := range st.Answers {
+			a.recorded[r.ID] = r
 		}
+		a.opened = st.Nonce
 	}
-	return &replayAsker{need: c.need, caps: c.caps, recorded: recorded, given: c.responses}, args, nil
+	return a, args, nil
 }
 
 // sealRun is the requestState of the InputRequiredResult of a, a run of

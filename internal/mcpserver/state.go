@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -110,6 +111,29 @@ func (sp *spentStates) spend(st *askState, now int64) error {
 	sp.by[st.Nonce] = st.Expires
 	sp.order = append(sp.order, spentState{st.Nonce, st.Expires})
 	return nil
+}
+
+// unspend forgets the use of the state of nonce, as if it had not been
+// retried with.
+func (sp *spentStates) unspend(nonce string) {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if _, ok := sp.by[nonce]; !ok {
+		return
+	}
+	delete(sp.by, nonce)
+	sp.order = slices.DeleteFunc(sp.order, func(s spentState) bool { return s.nonce == nonce })
+}
+
+// unspent gives back the state a was opened from if its run made no ask:
+// the answers the state holds reached no tool (the server was busy, the
+// module failed to compile, or the run ended first), so the retry the
+// state is good for is still to come. A run that asked may have acted on
+// them, and its state stays spent.
+func (s *stateSigner) unspent(a *replayAsker) {
+	if a.opened != "" && !a.asked {
+		s.spent.unspend(a.opened)
+	}
 }
 
 // newStateSigner signs with key, of at least MinStateKey bytes, or with a
@@ -215,6 +239,10 @@ type replayAsker struct {
 	caps     *mcp.ClientCapabilities
 	recorded map[string]answer
 	given    mcp.InputResponseMap
+	// opened is the nonce of the requestState the answers recorded came
+	// in, if one did, and asked whether the run has asked.
+	opened string
+	asked  bool
 	// used are the answers the run took, for the next requestState;
 	// pending are the asks that ended it; fromGiven counts the answers
 	// taken from given.
@@ -225,6 +253,7 @@ type replayAsker struct {
 
 // Ask implements sandbox.Asker.
 func (a *replayAsker) Ask(_ context.Context, asks []sandbox.Ask) ([]sandbox.Answer, error) {
+	a.asked = true
 	answers := make([]sandbox.Answer, len(asks))
 	for i, ask := range asks {
 		req, err := askable(a.need, a.caps, ask)

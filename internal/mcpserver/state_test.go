@@ -5,7 +5,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 
 	"github.com/wasmcp/wasmcp/abi"
 	"github.com/wasmcp/wasmcp/internal/sandbox"
+	"github.com/wasmcp/wasmcp/internal/wattest"
 )
 
 func TestRequestStateRoundTrip(t *testing.T) {
@@ -161,5 +164,49 @@ func TestReplayChecksAnAnswerAgainstItsSchema(t *testing.T) {
 		if !errors.As(got[0].Err, &refused) || refused.Code != abi.ErrNetwork || !strings.Contains(refused.Text, tc.want) || len(a.used) != 0 {
 			t.Errorf("%v: %v; want code 8 saying %q", tc.content, got[0].Err, tc.want)
 		}
+	}
+}
+
+// busyCalls is namingCalls that, while busy is set, answers as a server
+// with no run slot free does: a tool error, before the tool runs.
+type busyCalls struct {
+	namingCalls
+	busy *atomic.Bool
+}
+
+func (b busyCalls) Call(ctx context.Context, name string, args json.RawMessage, rep sandbox.Reporter, ask sandbox.Asker) (*mcp.CallToolResult, error) {
+	if b.busy.Load() {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "the server is busy"}}, IsError: true}, nil
+	}
+	return b.namingCalls.Call(ctx, name, args, rep, ask)
+}
+
+// A retry whose run never came to an ask (the server was busy) took none
+// of the answers its requestState holds to a tool: the state is still
+// good for one retry, which spends it.
+func TestRequestStateOfARunThatDidNotAskIsNotSpent(t *testing.T) {
+	dir := t.TempDir()
+	wattest.Write(t, dir, "echo", "greet")
+	write(t, filepath.Join(dir, "greet.manifest.json"), `{"abi":1,"tools":[{"name":"greet","description":"d","inputSchema":{"type":"object"},"client":["elicitation"]}]}`)
+	reg, _ := openDir(t, dir)
+	busy := &atomic.Bool{}
+	p := startStdioBare(t, New(reg, busyCalls{busy: busy}, Options{}))
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
+	first := round(t, p, 1, "greet", `{}`, "", meta)
+	if first.ResultType != "input_required" || first.RequestState == "" {
+		t.Fatalf("round 1 = %s; want an InputRequiredResult", first.raw)
+	}
+	retry := `,"requestState":"` + first.RequestState + `","inputResponses":{"user_name":{"action":"accept","content":{"name":"Alice"}}}`
+	busy.Store(true)
+	if r := round(t, p, 2, "greet", `{}`, retry, meta); !strings.Contains(r.raw, "the server is busy") {
+		t.Fatalf("retry while busy = %s; want the busy error", r.raw)
+	}
+	busy.Store(false)
+	if r := round(t, p, 3, "greet", `{}`, retry, meta); !strings.Contains(r.raw, "Alice") {
+		t.Fatalf("retry once the server had room = %s; want the answer taken", r.raw)
+	}
+	r := extensionCall(p, 4, "tools/call", `"name":"greet","arguments":{}`+retry, meta)
+	if r.Error == nil || !strings.Contains(r.Error.Message, "good for one retry") {
+		t.Fatalf("a second retry of a run that asked = %s %+v; want it refused", r.Result, r.Error)
 	}
 }
