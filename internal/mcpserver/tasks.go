@@ -409,7 +409,9 @@ func (s *taskStore) makeRoomLocked(owner string) string {
 	if _, ended := s.ended[owner]; ended {
 		return "the session has ended; start a new one"
 	}
-	if len(s.owners[owner]) >= s.opts.PerSession {
+	// The clients of 2026-07-28 over HTTP are one owner, which no
+	// session's share would fit: only the store's bound holds them.
+	if owner != statelessOwner && len(s.owners[owner]) >= s.opts.PerSession {
 		t := oldestFinished(s.owners[owner])
 		if t == nil {
 			return fmt.Sprintf("this session has its maximum of %d tasks running; cancel some, or wait for them to finish, then try again", s.opts.PerSession)

@@ -241,6 +241,18 @@ func TestTaskLimits(t *testing.T) {
 	// A session that ends gives its share back.
 	s.endOwner("a")
 	startTask(t, s, "c", "slow", `{}`)
+
+	// The stateless clients, one owner, share the store's bound, not one
+	// session's share of it.
+	s, _ = newHeldStore(t, TaskOptions{PerSession: 2, Total: 3})
+	for range 3 {
+		if _, _, refusal := s.start(taskCall{owner: statelessOwner, tool: "slow", args: json.RawMessage(`{}`), ttl: time.Minute, modern: true}); refusal != "" {
+			t.Fatalf("a stateless task within the store's bound refused: %s", refusal)
+		}
+	}
+	if _, _, refusal := s.start(taskCall{owner: statelessOwner, tool: "slow", args: json.RawMessage(`{}`), ttl: time.Minute, modern: true}); !strings.Contains(refusal, "server has its maximum of 3") {
+		t.Fatalf("a stateless task past the store's bound: %q", refusal)
+	}
 }
 
 // TestFinishedTasksMakeRoom: at either bound, a new task takes the place

@@ -31,7 +31,10 @@ const tasksExtension = "io.modelcontextprotocol/tasks"
 // alone, which only its creator was given and no one can guess (rand.Text:
 // 130 random bits), as the extension means it to be ("a durable handle"
 // that survives a client's restart). Kept apart from every session's, and
-// bounded as one owner is (TaskOptions.PerSession).
+// bounded by the store's bound alone (TaskOptions.Total): all of these
+// clients share it, so one that keeps that many tasks running has the
+// next refused for every other, which only the operator's bounds
+// (--max-tasks, a token per trusted client set) can answer.
 const statelessOwner = "2026-07-28 over HTTP"
 
 // extensionTaskMethods are the extension's methods the router answers.
