@@ -80,6 +80,9 @@ func (s *taskStore) askFirst(ctx context.Context, call *mcp.CallToolRequest, own
 	select {
 	case <-g.became:
 	case <-t.returned:
+		// A run that ended before it asked took none of the state's
+		// answers, which stay good for a retry.
+		s.states.unspent(replay)
 		if replay.pending != nil {
 			s.drop(owner, t)
 			state, err := s.states.sealRun(what, args, replay)
