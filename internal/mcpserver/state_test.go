@@ -210,3 +210,34 @@ func TestRequestStateOfARunThatDidNotAskIsNotSpent(t *testing.T) {
 		t.Fatalf("a second retry of a run that asked = %s %+v; want it refused", r.Result, r.Error)
 	}
 }
+
+// The same holds for an askFirst tool's round, whose run is a task's.
+func TestRequestStateOfAnAskFirstRunThatDidNotAskIsNotSpent(t *testing.T) {
+	dir := t.TempDir()
+	wattest.Write(t, dir, "echo", "named")
+	write(t, filepath.Join(dir, "named.manifest.json"), `{"abi":1,"tools":[{"name":"named","description":"d","inputSchema":{"type":"object"},"client":["elicitation"],"execution":{"taskSupport":"required","askFirst":true}}]}`)
+	reg, _ := openDir(t, dir)
+	busy := &atomic.Bool{}
+	p := startStdioBare(t, New(reg, busyCalls{busy: busy}, Options{}))
+	first := round(t, p, 1, "named", `{}`, "", askFirstMeta)
+	if first.ResultType != "input_required" || first.RequestState == "" {
+		t.Fatalf("round 1 = %s; want an InputRequiredResult", first.raw)
+	}
+	retry := `,"requestState":"` + first.RequestState + `","inputResponses":{"user_name":{"action":"accept","content":{"name":"Alice"}}}`
+	busy.Store(true)
+	if r := round(t, p, 2, "named", `{}`, retry, askFirstMeta); r.ResultType != "task" {
+		t.Fatalf("retry while busy = %s; want a task (its result the busy error)", r.raw)
+	}
+	busy.Store(false)
+	again := round(t, p, 3, "named", `{}`, retry, askFirstMeta)
+	if again.ResultType != "task" {
+		t.Fatalf("retry once the server had room = %s; want the task", again.raw)
+	}
+	if done := pollUntil(t, p, again.TaskID); done.Status != "completed" || !strings.Contains(string(done.Result), "Alice") {
+		t.Fatalf("the task = %+v; want the answer taken", done)
+	}
+	r := extensionCall(p, 9, "tools/call", `"name":"named","arguments":{}`+retry, askFirstMeta)
+	if r.Error == nil || !strings.Contains(r.Error.Message, "good for one retry") {
+		t.Fatalf("a second retry of a run that asked = %s %+v; want it refused", r.Result, r.Error)
+	}
+}
