@@ -141,7 +141,8 @@ type TaskConfig struct {
 	// cancelled.
 	MaxTTL time.Duration
 	// ResultBytes bounds the results finished tasks keep, together
-	// (default 256 MiB); past it, the oldest finished tasks give way.
+	// (default DefaultTaskResultBytes); past it, the oldest finished tasks
+	// give way.
 	ResultBytes int64
 }
 
@@ -585,6 +586,9 @@ func (s *Server) CompileAll(ctx context.Context) Status {
 
 // MaxMessageSize bounds one message a client sends, on either transport.
 const MaxMessageSize = mcpserver.MaxMessageSize
+
+// DefaultTaskResultBytes is what TaskConfig.ResultBytes is when zero.
+const DefaultTaskResultBytes = mcpserver.DefaultTaskResultBytes
 
 // DefaultRequestBudget is the request budget a zero Config.RequestBudget
 // stands for: 8 requests of MaxMessageSize.

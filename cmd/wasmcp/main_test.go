@@ -711,8 +711,9 @@ func TestBadServeFlags(t *testing.T) {
 	}{
 		{[]string{"--request-budget", "1MiB"}, "--request-budget must be at least 4MiB"},
 		{[]string{"--http", "127.0.0.1:0", "--max-connections", "1"}, "--max-connections must be at least 2"},
-		{[]string{"--max-tasks", "0"}, "--max-tasks-per-session, --max-tasks and --task-max-ttl must be positive"},
+		{[]string{"--max-tasks", "0"}, "--max-tasks-per-session, --max-tasks, --task-max-ttl and --task-results-memory must be positive"},
 		{[]string{"--task-max-ttl", "-1s"}, "must be positive"},
+		{[]string{"--task-results-memory", "0"}, "must be positive"},
 	} {
 		a := append([]string{"serve", "--cache-dir", "", "--tools", dir}, tc.flags...)
 		if r := wasmcp(t, "", a...); r.code != exitUsage || !strings.Contains(r.stderr, tc.want) {

@@ -34,6 +34,8 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs.IntVar(&tasks.PerSession, "max-tasks-per-session", 64, "tool calls run as tasks that one session holds, running or kept; past it, a new task is refused")
 	fs.IntVar(&tasks.Total, "max-tasks", 1024, "tool calls run as tasks that all sessions hold together; past it, a new task is refused")
 	fs.DurationVar(&tasks.MaxTTL, "task-max-ttl", time.Hour, "how long a task is kept at most from its creation, whatever its client asks; one still running then is cancelled")
+	taskResults := abi.Size(host.DefaultTaskResultBytes)
+	fs.Var(&taskResults, "task-results-memory", "bytes of results the finished tasks keep, all together; past it, the oldest finished tasks are dropped")
 	var web httpFlags
 	web.register(fs)
 	var sf sourceFlags
@@ -53,10 +55,11 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintf(stderr, "wasmcp serve: --request-budget must be at least %s, the largest request\n", abi.Size(host.MaxMessageSize))
 		return exitUsage
 	}
-	if tasks.PerSession < 1 || tasks.Total < 1 || tasks.MaxTTL <= 0 {
-		fmt.Fprintln(stderr, "wasmcp serve: --max-tasks-per-session, --max-tasks and --task-max-ttl must be positive")
+	if tasks.PerSession < 1 || tasks.Total < 1 || tasks.MaxTTL <= 0 || taskResults < 1 {
+		fmt.Fprintln(stderr, "wasmcp serve: --max-tasks-per-session, --max-tasks, --task-max-ttl and --task-results-memory must be positive")
 		return exitUsage
 	}
+	tasks.ResultBytes = int64(taskResults)
 	httpCfg, err := web.handlerOptions()
 	if *addr != "" && err != nil {
 		fmt.Fprintln(stderr, "wasmcp serve:", err)
