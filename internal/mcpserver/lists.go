@@ -249,10 +249,10 @@ func (a listAnswer) write(w http.ResponseWriter, msg []byte) {
 		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	}
 	w.WriteHeader(a.status)
-	if a.flushed {
-		http.NewResponseController(w).Flush()
-	}
 	w.Write(body)
+	// One flush makes the framing the SDK's (no Content-Length, chunks),
+	// as its flushes before and after the body did: the bytes are the
+	// same, in one write rather than two.
 	if a.flushed {
 		http.NewResponseController(w).Flush()
 	}
