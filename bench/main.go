@@ -7,7 +7,7 @@
 // every one with the same raw JSON-RPC client, checks every answer, prints
 // a table and writes the results as JSON and as a Markdown table.
 //
-//	go run ./bench                 # everything, in 3 rounds (about 35 minutes)
+//	go run ./bench                 # everything, in 3 rounds (about 20 minutes)
 //	go run ./bench --quick         # a smoke run (about a minute)
 //	go run ./bench --only wasmcp-go,native-go --transports http
 //
