@@ -483,6 +483,8 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			// path sends none.
 			c.lists.answered(resp.ID, nil, true)
 			c.ids.answered(resp.ID)
+			// After the id is free: a client may use it again from now.
+			c.log.Debug("answer dropped: the client cancelled the request")
 			return nil
 		}
 	}
