@@ -46,6 +46,14 @@ func newReactor(wasm []byte, parsed *wasmbin.Module) ([]byte, *reactor, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	// Each call's instance is a new one from the snapshot, and filling a
+	// table entry by entry is a large part of what an instance costs
+	// (wasmbin.DirectCalls): a reactor's table is left empty instead,
+	// where its code allows.
+	direct, _, err := wasmbin.DirectCalls(rewritten.Wasm, maxDispatchCases)
+	if err != nil {
+		return nil, nil, err
+	}
 	x := &reactor{data: rewritten.Data, globals: rewritten.Globals, unsafe: rewritten.Unsafe}
 	if rewritten.Start {
 		x.steps = append(x.steps, wasmbin.StartExport)
@@ -59,8 +67,15 @@ func newReactor(wasm []byte, parsed *wasmbin.Module) ([]byte, *reactor, error) {
 			x.steps = append(x.steps, name)
 		}
 	}
-	return rewritten.Wasm, x, nil
+	return direct, x, nil
 }
+
+// maxDispatchCases bounds the cases of the dispatch functions
+// wasmbin.DirectCalls adds to a reactor: each nests a block per case, and
+// compiling nested blocks costs the square of their depth (8,192 cases
+// cost at most what Limits.Nesting allows one function). CPython's
+// runtime has 4,171 and a Go guest 2,341.
+const maxDispatchCases = 8192
 
 // checkEntry reports why a module cannot start as its manifest says.
 func checkEntry(m *wasmbin.Module, start abi.Start) error {

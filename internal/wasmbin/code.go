@@ -66,6 +66,9 @@ func (p *parser) body(r *reader, typ uint32) error {
 			return errors.New("the body ends before its final end")
 		}
 		op := r.b[r.off]
+		if p.visit != nil {
+			p.visit(op, r.off)
+		}
 		r.off++
 		switch immediates[op] {
 		case immNone:

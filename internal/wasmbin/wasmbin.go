@@ -348,6 +348,9 @@ type parser struct {
 	depth        int // the deepest nesting so far
 	sawFunctions bool
 	sawCode      bool
+	// visit, if set, is called with each instruction's opcode and offset
+	// in its body as body reads it.
+	visit func(op byte, at int)
 }
 
 func (p *parser) section(id byte, r *reader) error {

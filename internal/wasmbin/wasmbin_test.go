@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/wasmcp/wasmcp/internal/wasmgen"
+	"github.com/wasmcp/wasmcp/internal/wattest"
 )
 
 // The encoding primitives come from wasmgen, which encodes exactly what
@@ -683,6 +684,9 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("\x00asm\x0d\x00\x01\x00"), "x", []byte("y"))
 	f.Add(module(section(sectionTable, vec(table(0x00, 5), table(0x01, 1, 1<<20)))), "t", []byte("z"))
 	f.Add(cat(header(), []byte{1, 0xff, 0xff, 0xff, 0xff, 0x0f}), "", []byte(nil))
+	if indirect, err := wattest.Assemble("indirect"); err == nil {
+		f.Add(indirect, "", []byte(nil))
+	}
 
 	f.Fuzz(func(t *testing.T, data []byte, secName string, payload []byte) {
 		orig := bytes.Clone(data)
@@ -703,6 +707,18 @@ func FuzzParse(f *testing.F) {
 			}
 			if got, err := Parse(capped); err != nil || !sameInterface(got, m) {
 				t.Fatalf("CapTables changed what Parse reads (%v)", err)
+			}
+		}
+		switch direct, applied, err := DirectCalls(data, 64); {
+		case !bytes.Equal(data, orig):
+			t.Fatal("DirectCalls modified its input")
+		case err != nil:
+			t.Fatalf("DirectCalls failed on a module that parses: %v", err)
+		case !applied && !bytes.Equal(direct, data):
+			t.Fatal("DirectCalls changed a module it did not rewrite")
+		case applied:
+			if got, err := Parse(direct); err != nil || !sameInterface(got, m) {
+				t.Fatalf("DirectCalls changed what Parse reads of the module's interface (%v)", err)
 			}
 		}
 		out, err := SetCustomSection(data, secName, payload)

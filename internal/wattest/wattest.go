@@ -49,6 +49,21 @@ func Assemble(name string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wattest: no module %q: %v", name, err)
 	}
+	return assemble(name, src)
+}
+
+// Text assembles a module written in the test itself, for the small
+// variations of one case that a file each would scatter.
+func Text(t testing.TB, src string) []byte {
+	t.Helper()
+	bin, err := assemble("text", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+func assemble(name string, src []byte) ([]byte, error) {
 	tool, err := exec.LookPath("wat2wasm")
 	if err != nil {
 		return nil, errors.New("wattest: wat2wasm not found; run scripts/setup (it installs Debian's wabt package)")

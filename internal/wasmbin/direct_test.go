@@ -1,0 +1,113 @@
+package wasmbin
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/wasmcp/wasmcp/internal/wattest"
+)
+
+// TestDirectCallsAnswerAsTheTableDid runs every indirect call of a module
+// through each table index, before and after the rewrite, on wazero: each
+// call returns the same value, or traps in both.
+func TestDirectCallsAnswerAsTheTableDid(t *testing.T) {
+	orig := wattest.Build(t, "indirect")
+	direct, applied, err := DirectCalls(orig, 100)
+	if err != nil || !applied {
+		t.Fatalf("DirectCalls: applied %v, %v", applied, err)
+	}
+	m, err := Parse(direct)
+	if err != nil {
+		t.Fatalf("the rewritten module does not parse: %v", err)
+	}
+	if m.Shape.ElementSegments != 0 {
+		t.Errorf("the rewritten module has %d element segments; want none", m.Shape.ElementSegments)
+	}
+
+	ctx := context.Background()
+	rt := wazero.NewRuntime(ctx)
+	defer rt.Close(ctx)
+	instantiate := func(name string, b []byte) api.Module {
+		mod, err := rt.InstantiateWithConfig(ctx, b, wazero.NewModuleConfig().WithName(name))
+		if err != nil {
+			t.Fatalf("instantiating the %s module: %v", name, err)
+		}
+		return mod
+	}
+	before, after := instantiate("before", orig), instantiate("after", direct)
+	calls := []struct {
+		export string
+		args   []uint64
+	}{{"call2", []uint64{7, 3}}, {"call2b", []uint64{7, 3}}, {"call1", []uint64{7}}, {"call0", nil}}
+	answered, trapped := 0, 0
+	for _, c := range calls {
+		for _, index := range []uint32{0, 1, 2, 3, 4, 5, 7, 8, 9, 1 << 31, ^uint32(0)} {
+			args := append([]uint64{uint64(index)}, c.args...)
+			want, wantErr := before.ExportedFunction(c.export).Call(ctx, args...)
+			got, gotErr := after.ExportedFunction(c.export).Call(ctx, args...)
+			switch {
+			case (wantErr == nil) != (gotErr == nil):
+				t.Errorf("%s(%d): %v, %v after the rewrite; want %v, %v", c.export, index, got, gotErr, want, wantErr)
+			case wantErr != nil:
+				trapped++
+			case len(want) != len(got) || len(want) == 1 && want[0] != got[0]:
+				t.Errorf("%s(%d) = %v after the rewrite; want %v", c.export, index, got, want)
+			default:
+				answered++
+			}
+		}
+	}
+	// add and mul through both calls of their type (declared twice),
+	// neg through its own, and every other pair traps.
+	if answered != 5 || trapped != 39 {
+		t.Errorf("%d calls answered and %d trapped; want 5 and 39", answered, trapped)
+	}
+}
+
+// TestDirectCallsLeavesWhatItCannotKeepExact returns modules as they are
+// when an instruction other than call_indirect could see the table, or
+// the table is not all the module's own, or its segments are not all
+// applied at constant offsets, or the dispatch would be too large.
+func TestDirectCallsLeavesWhatItCannotKeepExact(t *testing.T) {
+	const calls = `
+  (type $t (func (result i32)))
+  (func $f (type $t) (i32.const 1))
+  (func (export "call") (param i32) (result i32) (call_indirect (type $t) (local.get 0)))`
+	for _, c := range []struct {
+		name, wat string
+		maxCases  int
+	}{
+		{"table.get", `(module (table 2 funcref) (elem (i32.const 0) $f)` + calls + `
+  (func (drop (table.get 0 (i32.const 0)))))`, 100},
+		{"table.size", `(module (table 2 funcref) (elem (i32.const 0) $f)` + calls + `
+  (func (result i32) (table.size 0)))`, 100},
+		{"ref.func", `(module (table 2 funcref) (elem (i32.const 0) $f)` + calls + `
+  (func (result funcref) (ref.func $f)))`, 100},
+		{"an exported table", `(module (table (export "t") 2 funcref) (elem (i32.const 0) $f)` + calls + `)`, 100},
+		{"an imported table", `(module (import "m" "t" (table 2 funcref)) (elem (i32.const 0) $f)` + calls + `)`, 100},
+		{"a passive segment", `(module (table 2 funcref) (elem (i32.const 0) $f) (elem func $f)` + calls + `)`, 100},
+		{"a declarative segment", `(module (table 2 funcref) (elem (i32.const 0) $f) (elem declare func $f)` + calls + `)`, 100},
+		{"an offset from a global", `(module (import "m" "g" (global i32)) (table 2 funcref) (elem (global.get 0) $f)` + calls + `)`, 100},
+		{"a segment past the table", `(module (table 2 funcref) (elem (i32.const 1) $f $f)` + calls + `)`, 100},
+		{"no indirect call", `(module (table 2 funcref) (elem (i32.const 0) $f) (type $t (func (result i32))) (func $f (type $t) (i32.const 1)))`, 100},
+		{"too many cases", `(module (table 2 funcref) (elem (i32.const 0) $f $f)` + calls + `)`, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := wattest.Text(t, c.wat)
+			out, applied, err := DirectCalls(b, c.maxCases)
+			if err != nil || applied || !bytes.Equal(out, b) {
+				t.Errorf("DirectCalls: applied %v, %v, module changed %v; want it left as it is", applied, err, !bytes.Equal(out, b))
+			}
+		})
+	}
+	// The same module with none of these is rewritten, so that each case
+	// above is refused for its own reason.
+	b := wattest.Text(t, `(module (table 2 funcref) (elem (i32.const 0) $f $f)`+calls+`)`)
+	if _, applied, err := DirectCalls(b, 100); err != nil || !applied {
+		t.Errorf("the plain module: applied %v, %v; want it rewritten", applied, err)
+	}
+}
