@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -29,15 +30,35 @@ import (
 // one: the first calls' writes are every later call's copying, so once
 // they pass maxHotBytes nothing is copied ahead and each instance pays
 // for what it writes itself, as without learning.
+//
+// Once it has learned, an image also takes back the mappings its
+// instances leave (release) and gives them to later instances, set back
+// first to what a new mapping would be: every page the last instance
+// wrote is copied again from the image, and what it reached past the
+// image is dropped. A recycled mapping has the image's pages it already
+// touched in place, so its next instance neither maps them again nor
+// faults on them, and no mapping is made or unmapped for a call.
 type memImage struct {
 	f    *os.File
 	size int
+	// pristine is the image mapped shared and read-only: what a
+	// recycled mapping's written pages are set back to.
+	pristine []byte
 
 	mu      sync.Mutex
 	learned int      // instances learned from
 	written []uint64 // a bit per page: written by some instance learned from
 	hot     [][2]int // written as runs of pages: [first, end)
+	free    [][]byte // mappings set back and ready for an instance
+	// setting counts the mappings being set back from pristine; once
+	// closed, the last of them unmaps it.
+	setting int
+	closed  bool
 }
+
+// maxFree is how many set-back mappings an image keeps: an instance
+// running and one prepared for the next call need two.
+const maxFree = 2
 
 // learnFrom is how many instances' writes an image learns its hot pages
 // from: enough to cover a tool's calls that take other paths, few enough
@@ -85,7 +106,12 @@ func newImage(name string, size int, write func(*os.File) error) (*memImage, err
 		return nil, fmt.Errorf("sealing the memory image: %w", err)
 	}
 	pages := (size + osPage - 1) / osPage
-	return &memImage{f: f, size: size, written: make([]uint64, (pages+63)/64)}, nil
+	im := &memImage{f: f, size: size, written: make([]uint64, (pages+63)/64)}
+	if size > 0 {
+		// Without it, mappings are not recycled (release).
+		im.pristine, _ = unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ, unix.MAP_SHARED)
+	}
+	return im, nil
 }
 
 // writeSparse gives f data's size and writes only its pages that are not
@@ -112,6 +138,15 @@ var osPage = os.Getpagesize()
 // known to write copied already; release frees it.
 func (im *memImage) mapping(limit uint64) ([]byte, error) {
 	length := max(uintptr(limit), uintptr(im.size))
+	im.mu.Lock()
+	for i, b := range im.free {
+		if uintptr(len(b)) == length {
+			im.free = slices.Delete(im.free, i, i+1)
+			im.mu.Unlock()
+			return b, nil
+		}
+	}
+	im.mu.Unlock()
 	// Address space for the whole limit, committed only as it is touched
 	// (MAP_NORESERVE), then the image over its start.
 	base, err := unix.MmapPtr(-1, 0, nil, length, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
@@ -135,42 +170,118 @@ func (im *memImage) mapping(limit uint64) ([]byte, error) {
 	return b, nil
 }
 
-// release frees a mapping made by mapping, learning from it first if the
-// image is still learning.
-func (im *memImage) release(b []byte) {
+// release takes back a mapping made by mapping, of which its instance
+// used the first used bytes at most (its memory's largest size): it
+// learns from it while the image is still learning, and otherwise keeps
+// it for a later instance once setBack has made it what a new mapping
+// would be, or frees it.
+func (im *memImage) release(b []byte, used uint64) {
 	if cap(b) == 0 {
 		return
 	}
 	b = b[:cap(b)]
 	im.mu.Lock()
-	if im.learned < learnFrom {
+	learning := im.learned < learnFrom
+	if learning {
 		im.learned++
 		if im.learn(b) != nil {
 			im.learned = learnFrom // no pagemap here: nothing to learn
 		}
 	}
+	keep := !learning && len(im.free) < maxFree && !im.closed && im.pristine != nil
+	if keep {
+		im.setting++
+	}
 	im.mu.Unlock()
-	_ = unix.MunmapPtr(unsafe.Pointer(unsafe.SliceData(b)), uintptr(cap(b)))
+	if keep {
+		set := im.setBack(b, used)
+		im.mu.Lock()
+		im.setting--
+		if set && !im.closed && len(im.free) < maxFree {
+			im.free = append(im.free, b)
+			b = nil
+		}
+		last := im.closed && im.setting == 0
+		im.mu.Unlock()
+		if last {
+			im.unmapPristine()
+		}
+	}
+	if b != nil {
+		_ = unix.MunmapPtr(unsafe.Pointer(unsafe.SliceData(b)), uintptr(cap(b)))
+	}
+}
+
+// setBack makes mapping b, which an instance used up to used bytes, what
+// mapping would return: each page of the image that the instance wrote
+// (which the kernel then copied out of the image into b; pagemap tells
+// them apart) is copied again from the image, and the pages past the
+// image up to used are dropped, to read as zeroes. It reports false, and
+// b must be freed, if it cannot tell which pages were written, or if more
+// than maxHotBytes were: setting those back would cost more than a new
+// mapping.
+func (im *memImage) setBack(b []byte, used uint64) bool {
+	pages := (im.size + osPage - 1) / osPage
+	entries := make([]byte, 8*pages)
+	if err := readPagemap(b, entries); err != nil {
+		return false
+	}
+	var runs [][2]int
+	copiedPages := 0
+	for p := 0; p < pages; p++ {
+		// A written page is the mapping's own: present and not the
+		// file's, or swapped out (only a page of its own can be).
+		if e := binary.LittleEndian.Uint64(entries[8*p:]); e&pagePresent != 0 && e&pageFile == 0 || e&pageSwapped != 0 {
+			if n := len(runs); n > 0 && runs[n-1][1] == p {
+				runs[n-1][1]++
+			} else {
+				runs = append(runs, [2]int{p, p + 1})
+			}
+			copiedPages++
+		}
+	}
+	if copiedPages*osPage > maxHotBytes {
+		return false
+	}
+	for _, r := range runs {
+		from, to := r[0]*osPage, min(r[1]*osPage, im.size)
+		copy(b[from:to], im.pristine[from:to])
+	}
+	if tail := uint64(im.size); used > tail {
+		end := min((used+uint64(osPage)-1)/uint64(osPage)*uint64(osPage), uint64(len(b)))
+		if unix.Madvise(b[tail:end], unix.MADV_DONTNEED) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// readPagemap reads the pagemap entries of b's first len(entries)/8
+// pages.
+func readPagemap(b, entries []byte) error {
+	f, err := os.Open("/proc/self/pagemap")
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	first := uintptr(unsafe.Pointer(unsafe.SliceData(b))) / uintptr(osPage)
+	_, err = f.ReadAt(entries, int64(first)*8)
+	return err
 }
 
 // Bits of a /proc/self/pagemap entry.
 const (
 	pagePresent = 1 << 63
+	pageSwapped = 1 << 62
 	pageFile    = 1 << 61 // a page of the file, not yet copied
 )
 
 // learn marks the image's pages that mapping b holds copies of: those the
 // instance wrote. im.mu is held.
 func (im *memImage) learn(b []byte) error {
-	f, err := os.Open("/proc/self/pagemap")
-	if err != nil {
-		return err
-	}
-	defer f.Close()
 	pages := (im.size + osPage - 1) / osPage
 	entries := make([]byte, 8*pages)
-	first := uintptr(unsafe.Pointer(unsafe.SliceData(b))) / uintptr(osPage)
-	if _, err := f.ReadAt(entries, int64(first)*8); err != nil {
+	if err := readPagemap(b, entries); err != nil {
 		return err
 	}
 	for p := range pages {
@@ -198,4 +309,26 @@ func (im *memImage) learn(b []byte) error {
 	return nil
 }
 
-func (im *memImage) close() error { return im.f.Close() }
+// close frees the image. Instances may still hold mappings of it, which
+// keep what they map; one being set back keeps pristine until it is done.
+func (im *memImage) close() error {
+	im.mu.Lock()
+	im.closed = true
+	free := im.free
+	im.free = nil
+	unmap := im.setting == 0
+	im.mu.Unlock()
+	for _, b := range free {
+		_ = unix.MunmapPtr(unsafe.Pointer(unsafe.SliceData(b)), uintptr(len(b)))
+	}
+	if unmap {
+		im.unmapPristine()
+	}
+	return im.f.Close()
+}
+
+func (im *memImage) unmapPristine() {
+	if im.pristine != nil {
+		_ = unix.Munmap(im.pristine)
+	}
+}

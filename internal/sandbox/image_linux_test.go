@@ -56,13 +56,13 @@ func TestImagesCopyInThePagesCallsWrite(t *testing.T) {
 		for p := range written {
 			b[p*osPage+1] = 0xff
 		}
-		im.release(b)
+		im.release(b, uint64(len(b)))
 	}
 	b, err := im.mapping(uint64(len(data)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer im.release(b)
+	defer im.release(b, uint64(len(b)))
 	for p, c := range copied(t, b, pages) {
 		if c != written[p] {
 			t.Errorf("page %d copied ahead: %v; want %v", p, c, written[p])
@@ -92,12 +92,12 @@ func TestImagesCopyInABoundedPart(t *testing.T) {
 	for p := range pages {
 		b[p*osPage] = 1
 	}
-	im.release(b)
+	im.release(b, uint64(len(b)))
 	b, err = im.mapping(uint64(pages * osPage))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer im.release(b)
+	defer im.release(b, uint64(len(b)))
 	for p, c := range copied(t, b, pages) {
 		if c {
 			t.Fatalf("page %d copied ahead after an instance wrote %d pages", p, pages)
@@ -126,9 +126,76 @@ func TestImagesKeepOnlyPagesThatHoldSomething(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer im.release(b)
+	defer im.release(b, uint64(len(b)))
 	if !bytes.Equal(b[:len(data)], data) {
 		t.Error("a mapping of the image is not its data")
+	}
+}
+
+// A mapping an instance leaves goes to a later instance as a new mapping
+// would be: the image's pages it wrote set back, what it wrote past the
+// image zero again. One that wrote more than maxHotBytes is not kept.
+func TestImagesRecycleMappingsSetBack(t *testing.T) {
+	const pages, limit = 16, 40 * 4096
+	data := make([]byte, pages*osPage)
+	for i := range data {
+		data[i] = byte(i%251 + 1)
+	}
+	im, err := newMemImage(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer im.close()
+	for range learnFrom {
+		b, err := im.mapping(limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		im.release(b, uint64(len(data)))
+	}
+	b, err := im.mapping(limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []int{0, 2, 3, 15} {
+		b[p*osPage+5] ^= 0xff
+	}
+	used := len(b) - osPage // the last page was never reached
+	for i := len(data); i < used; i += osPage / 2 {
+		b[i] = 7
+	}
+	im.release(b, uint64(used))
+	again, err := im.mapping(limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if unsafe.SliceData(again) != unsafe.SliceData(b) {
+		t.Fatal("the mapping was not recycled")
+	}
+	if !bytes.Equal(again[:len(data)], data) {
+		t.Error("a recycled mapping does not hold the image")
+	}
+	if !bytes.Equal(again[len(data):], make([]byte, len(again)-len(data))) {
+		t.Error("a recycled mapping holds what its last instance wrote past the image")
+	}
+	im.release(again, uint64(len(data)))
+
+	big, err := newMemImage(make([]byte, maxHotBytes+osPage))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer big.close()
+	big.learned = learnFrom
+	b, err = big.mapping(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < len(b); i += osPage {
+		b[i] = 1
+	}
+	big.release(b, uint64(len(b)))
+	if len(big.free) != 0 {
+		t.Error("a mapping whose instance wrote more than maxHotBytes of the image was kept")
 	}
 }
 

@@ -23,6 +23,6 @@ func (im *memImage) mapping(limit uint64) ([]byte, error) {
 	return b, nil
 }
 
-func (im *memImage) release([]byte) {}
+func (im *memImage) release([]byte, uint64) {}
 
 func (im *memImage) close() error { return nil }

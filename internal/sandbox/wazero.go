@@ -321,7 +321,7 @@ func (m *meter) Reallocate(size uint64) []byte {
 // the instance's teardown, for a mapping wazero never took.
 func (m *meter) Free() {
 	if m.image != nil {
-		m.image.release(m.buf)
+		m.image.release(m.buf, m.max)
 		m.image = nil
 	}
 	if m.pooled != nil {
