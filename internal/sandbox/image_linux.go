@@ -222,7 +222,12 @@ func (im *memImage) release(b []byte, used uint64) {
 // mapping.
 func (im *memImage) setBack(b []byte, used uint64) bool {
 	pages := (im.size + osPage - 1) / osPage
-	entries := make([]byte, 8*pages)
+	buf := pagemapEntries.Get().(*[]byte)
+	defer pagemapEntries.Put(buf)
+	if cap(*buf) < 8*pages {
+		*buf = make([]byte, 8*pages)
+	}
+	entries := (*buf)[:8*pages]
 	if err := readPagemap(b, entries); err != nil {
 		return false
 	}
@@ -259,15 +264,21 @@ func (im *memImage) setBack(b []byte, used uint64) bool {
 // readPagemap reads the pagemap entries of b's first len(entries)/8
 // pages.
 func readPagemap(b, entries []byte) error {
-	f, err := os.Open("/proc/self/pagemap")
+	f, err := pagemap()
 	if err != nil {
 		return err
 	}
-	defer f.Close()
 	first := uintptr(unsafe.Pointer(unsafe.SliceData(b))) / uintptr(osPage)
 	_, err = f.ReadAt(entries, int64(first)*8)
 	return err
 }
+
+// pagemap is /proc/self/pagemap, opened once: every mapping set back
+// reads it, and opening it costs more than the read.
+var pagemap = sync.OnceValues(func() (*os.File, error) { return os.Open("/proc/self/pagemap") })
+
+// pagemapEntries holds the buffers setBack reads pagemap into.
+var pagemapEntries = sync.Pool{New: func() any { return new([]byte) }}
 
 // Bits of a /proc/self/pagemap entry.
 const (

@@ -11,9 +11,10 @@ import (
 // added for T, which takes T's parameters and the table index, and
 // branches (one br_table) to a direct call of the function the element
 // segments put at that index. An index that held no function, or one of
-// another type, reaches a call_indirect on the now empty table, which
-// traps as the original would have (the engine's message may differ:
-// a null entry where the original saw a type mismatch).
+// another type, reaches a call_indirect on the table, now of size 0,
+// which traps as the original would have (the engine's message may
+// differ: an index out of bounds where the original saw a null entry or
+// a type mismatch).
 //
 // It exists because an engine fills a table entry by entry as it
 // instantiates a module: wazero evaluates each entry's constant
@@ -152,6 +153,8 @@ func DirectCalls(b []byte, maxCases int) (out []byte, applied bool, err error) {
 			continue
 		case sectionCode:
 			s.body = codeBody
+		case sectionTable:
+			s.body = emptyTable(m.Tables[0])
 		}
 		kept = append(kept, s)
 	}
@@ -417,6 +420,17 @@ func elementEntry(r *reader, expr bool) (int64, bool) {
 	}
 	end, err := r.byte()
 	return f, err == nil && end == 0x0b
+}
+
+// emptyTable is the body of a table section declaring t with no
+// elements: an index into it traps as an index that held no function
+// did, and an instance has no references to allocate.
+func emptyTable(t Table) []byte {
+	if t.HasMax {
+		b := []byte{1, byte(FuncRef), 0x01, 0x00}
+		return binary.AppendUvarint(b, t.Max)
+	}
+	return []byte{1, byte(FuncRef), 0x00, 0x00}
 }
 
 // encodeFuncType is t in the binary format.
