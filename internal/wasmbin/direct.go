@@ -33,7 +33,8 @@ import (
 // table.init, elem.drop), and no ref.func; and dispatch functions of at
 // most maxCases cases in all, which bounds what they cost to compile
 // (a dispatch function of n cases nests n blocks, and an engine's work
-// grows with the square of the nesting).
+// grows with the square of the nesting), spanning at most maxSpan table
+// indices in all.
 func DirectCalls(b []byte, maxCases int) (out []byte, applied bool, err error) {
 	m, err := Parse(b)
 	if err != nil {
@@ -102,7 +103,7 @@ func DirectCalls(b []byte, maxCases int) (out []byte, applied bool, err error) {
 	next := uint32(len(m.funcTypes))
 	dispatchOf := map[uint32]uint32{}
 	var added []dispatch
-	cases := 0
+	cases, span := 0, 0
 	for _, c := range calls {
 		if _, seen := dispatchOf[c.typ]; seen {
 			continue
@@ -121,6 +122,9 @@ func DirectCalls(b []byte, maxCases int) (out []byte, applied bool, err error) {
 			continue
 		}
 		if cases += len(d.targets); cases > maxCases {
+			return b, false, nil
+		}
+		if span += int(d.targets[len(d.targets)-1].index-d.targets[0].index) + 1; span > maxSpan {
 			return b, false, nil
 		}
 		dispatchOf[c.typ] = next
@@ -168,8 +172,14 @@ func DirectCalls(b []byte, maxCases int) (out []byte, applied bool, err error) {
 }
 
 // maxBrTable bounds the table a dispatch function's br_table spans, as
-// Limits.BrTableTargets bounds a module's own.
-const maxBrTable = 65_520
+// Limits.BrTableTargets bounds a module's own; maxSpan bounds the spans
+// of all of them together, so that many types with a few functions each,
+// spread over a large table, cannot make the rewrite large (CPython's
+// runtime spans about 40,000 in all, over 23 types).
+const (
+	maxBrTable = 65_520
+	maxSpan    = 1 << 18
+)
 
 // noDispatch marks a type whose call_indirect stays as it is.
 const noDispatch = ^uint32(0)

@@ -3,6 +3,8 @@ package wasmbin
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/tetratelabs/wazero"
@@ -68,6 +70,21 @@ func TestDirectCallsAnswerAsTheTableDid(t *testing.T) {
 	}
 }
 
+// wideSpans has five types of function, each at both ends of a table of
+// 65,000: five dispatch functions of two cases, whose br_tables would
+// span 325,000 indices in all.
+var wideSpans = func() string {
+	var b strings.Builder
+	b.WriteString("(module (table 65000 funcref)\n")
+	for i := range 5 {
+		fmt.Fprintf(&b, "  (type $t%d (func (param %s)))\n", i, strings.Repeat("i64 ", i))
+		fmt.Fprintf(&b, "  (func $f%d (type $t%d))\n", i, i)
+		fmt.Fprintf(&b, "  (elem (i32.const %d) $f%d) (elem (i32.const %d) $f%d)\n", i, i, 64999-i, i)
+		fmt.Fprintf(&b, "  (func (param i32) (call_indirect (type $t%d) %s(local.get 0)))\n", i, strings.Repeat("(i64.const 0) ", i))
+	}
+	return b.String() + ")"
+}()
+
 // TestDirectCallsLeavesWhatItCannotKeepExact returns modules as they are
 // when an instruction other than call_indirect could see the table, or
 // the table is not all the module's own, or its segments are not all
@@ -95,6 +112,7 @@ func TestDirectCallsLeavesWhatItCannotKeepExact(t *testing.T) {
 		{"a segment past the table", `(module (table 2 funcref) (elem (i32.const 1) $f $f)` + calls + `)`, 100},
 		{"no indirect call", `(module (table 2 funcref) (elem (i32.const 0) $f) (type $t (func (result i32))) (func $f (type $t) (i32.const 1)))`, 100},
 		{"too many cases", `(module (table 2 funcref) (elem (i32.const 0) $f $f)` + calls + `)`, 1},
+		{"too wide a span", wideSpans, 100},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := wattest.Text(t, c.wat)
