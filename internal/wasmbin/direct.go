@@ -31,10 +31,11 @@ import (
 // instruction that reads or changes a table other than call_indirect
 // (table.get, table.set, table.size, table.grow, table.fill, table.copy,
 // table.init, elem.drop), and no ref.func; and dispatch functions of at
-// most maxCases cases in all, which bounds what they cost to compile
-// (a dispatch function of n cases nests n blocks, and an engine's work
-// grows with the square of the nesting), spanning at most maxSpan table
-// indices in all.
+// most maxCases cases in all, spanning at most maxSpan table indices in
+// all, and of at most maxDispatchBranchCost branches to the block that
+// traps, which bound what they cost to compile (a dispatch function of n
+// cases nests n blocks, and an engine's work grows with the square of
+// the nesting, as it does with the square of the branches to one block).
 func DirectCalls(b []byte, maxCases int) (out []byte, applied bool, err error) {
 	m, err := Parse(b)
 	if err != nil {
@@ -103,7 +104,8 @@ func DirectCalls(b []byte, maxCases int) (out []byte, applied bool, err error) {
 	next := uint32(len(m.funcTypes))
 	dispatchOf := map[uint32]uint32{}
 	var added []dispatch
-	cases, span := 0, 0
+	cases, spans := 0, 0
+	var branchCost uint64
 	for _, c := range calls {
 		if _, seen := dispatchOf[c.typ]; seen {
 			continue
@@ -124,7 +126,14 @@ func DirectCalls(b []byte, maxCases int) (out []byte, applied bool, err error) {
 		if cases += len(d.targets); cases > maxCases {
 			return b, false, nil
 		}
-		if span += int(d.targets[len(d.targets)-1].index-d.targets[0].index) + 1; span > maxSpan {
+		// The br_table's targets are the span and its default; each that
+		// holds no case branches to the one block that traps.
+		span := uint64(d.targets[len(d.targets)-1].index-d.targets[0].index) + 1
+		if spans += int(span); spans > maxSpan || span+1 > maxBrTable {
+			return b, false, nil
+		}
+		holes := span + 1 - uint64(len(d.targets))
+		if branchCost += holes * holes; branchCost > maxDispatchBranchCost {
 			return b, false, nil
 		}
 		dispatchOf[c.typ] = next
@@ -460,3 +469,10 @@ func appendSized(b, body []byte) []byte {
 	b = binary.AppendUvarint(b, uint64(len(body)))
 	return append(b, body...)
 }
+
+// maxDispatchBranchCost bounds the branch cost (Shape.BranchCost) that
+// the dispatch functions add in all: each index a dispatch's br_table
+// spans that holds no case is a branch to the block that traps, and
+// wazero's work on a block grows with the square of the branches to it
+// (0.4 ns a unit: 2^28 is about 110 ms). CPython's runtime adds 1.0e8.
+const maxDispatchBranchCost = 1 << 28
