@@ -109,12 +109,15 @@ func TestNoCallSeesAnothersMemory(t *testing.T) {
 		pages      uint64
 		start, end uint32
 		reactor    bool
+		grow       bool
 	}{
-		{"small", 1, 100, 5000, false},
-		{"no data", 2, 0, 0, false},
-		{"large data", 40, pageSize + 100, pageSize + 100 + big, false},
-		{"snapshot", 40, pageSize + 100, pageSize + 100 + big, true},
-		{"small snapshot", 1, 100, 5000, true},
+		{"small", 1, 100, 5000, false, false},
+		{"no data", 2, 0, 0, false, false},
+		{"large data", 40, pageSize + 100, pageSize + 100 + big, false, false},
+		{"snapshot", 40, pageSize + 100, pageSize + 100 + big, true, false},
+		{"small snapshot", 1, 100, 5000, true, false},
+		{"small snapshot grown", 1, 100, 5000, true, true},
+		{"small data grown", 1, 100, 5000, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := CompileOptions{}
@@ -138,7 +141,7 @@ func TestNoCallSeesAnothersMemory(t *testing.T) {
 			if c.Snapshotted() != tc.reactor {
 				t.Errorf("Snapshotted() = %v", c.Snapshotted())
 			}
-			r := Run{Args: []string{"memcheck"}, Stdin: memcheckStdin(tc.start, tc.end, false), Limits: lim}
+			r := Run{Args: []string{"memcheck"}, Stdin: memcheckStdin(tc.start, tc.end, tc.grow), Limits: lim}
 			call := func(i int) Outcome {
 				if i%2 == 1 {
 					if p := c.Prepare(context.Background(), r); p != nil {

@@ -32,10 +32,11 @@ import (
 // (table.get, table.set, table.size, table.grow, table.fill, table.copy,
 // table.init, elem.drop), and no ref.func; and dispatch functions of at
 // most maxCases cases in all, spanning at most maxSpan table indices in
-// all, and of at most maxDispatchBranchCost branches to the block that
-// traps, which bound what they cost to compile (a dispatch function of n
-// cases nests n blocks, and an engine's work grows with the square of
-// the nesting, as it does with the square of the branches to one block).
+// all, passing on at most maxDispatchArgs arguments, and of at most
+// maxDispatchBranchCost branches to the block that traps, which bound
+// what they cost to compile (a dispatch function of n cases nests n
+// blocks, and an engine's work grows with the square of the nesting, as
+// it does with the square of the branches to one block).
 func DirectCalls(b []byte, maxCases int) (out []byte, applied bool, err error) {
 	m, err := Parse(b)
 	if err != nil {
@@ -105,7 +106,7 @@ func DirectCalls(b []byte, maxCases int) (out []byte, applied bool, err error) {
 	dispatchOf := map[uint32]uint32{}
 	var added []dispatch
 	cases, spans := 0, 0
-	var branchCost uint64
+	var branchCost, args uint64
 	for _, c := range calls {
 		if _, seen := dispatchOf[c.typ]; seen {
 			continue
@@ -124,6 +125,13 @@ func DirectCalls(b []byte, maxCases int) (out []byte, applied bool, err error) {
 			continue
 		}
 		if cases += len(d.targets); cases > maxCases {
+			return b, false, nil
+		}
+		// Each case passes every parameter on: a local.get each.
+		if len(d.ft.Params) >= maxParams {
+			return b, false, nil
+		}
+		if args += uint64(len(d.targets)) * uint64(len(d.ft.Params)+1); args > maxDispatchArgs {
 			return b, false, nil
 		}
 		// The br_table's targets are the span and its default; each that
@@ -469,6 +477,18 @@ func appendSized(b, body []byte) []byte {
 	b = binary.AppendUvarint(b, uint64(len(body)))
 	return append(b, body...)
 }
+
+// maxParams is the most parameters engines take in a function type (the
+// JS API's limit, and wasmtime's parser's): a dispatch function takes its
+// type's and the index.
+const maxParams = 1000
+
+// maxDispatchArgs bounds the arguments the dispatch functions' cases
+// pass on, in all: a local.get each, two bytes or three, and wazero's
+// work on each (8,192 cases of 999 parameters were 23 MB of code, which
+// compiled for 7.7 s). 2^18 keeps one dispatch function under 1 MiB
+// (Limits.FunctionSize); CPython's runtime's pass about 16,000.
+const maxDispatchArgs = 1 << 18
 
 // maxDispatchBranchCost bounds the branch cost (Shape.BranchCost) that
 // the dispatch functions add in all: each index a dispatch's br_table

@@ -186,3 +186,79 @@ func TestDirectCallsBoundsWhatItAddsToCompile(t *testing.T) {
 		}
 	}
 }
+
+// TestDirectCallsKeepsTheStackDepth recurses through call_indirect until
+// the stack overflows, before and after the rewrite, on wazero: a guest
+// that recursed to some depth without overflowing must still do so, so
+// the deepest call reached must be the same. Each dispatch is a frame of
+// its own between caller and callee.
+func TestDirectCallsKeepsTheStackDepth(t *testing.T) {
+	orig := wattest.Text(t, `(module
+  (type $t (func (param i32) (result i32)))
+  (table 1 funcref) (elem (i32.const 0) $rec)
+  (global $depth (export "depth") (mut i32) (i32.const 0))
+  (func $rec (export "rec") (type $t)
+    (global.set $depth (i32.add (global.get $depth) (i32.const 1)))
+    (i32.add (i32.const 1) (call_indirect (type $t) (local.get 0) (local.get 0)))))`)
+	direct, applied, err := DirectCalls(orig, 100)
+	if err != nil || !applied {
+		t.Fatalf("DirectCalls: applied %v, %v", applied, err)
+	}
+	ctx := context.Background()
+	rt := wazero.NewRuntime(ctx)
+	defer rt.Close(ctx)
+	depth := func(name string, b []byte) uint64 {
+		mod, err := rt.InstantiateWithConfig(ctx, b, wazero.NewModuleConfig().WithName(name))
+		if err != nil {
+			t.Fatalf("instantiating the %s module: %v", name, err)
+		}
+		if _, err := mod.ExportedFunction("rec").Call(ctx, 0); err == nil || !strings.Contains(err.Error(), "stack overflow") {
+			t.Fatalf("%s: rec ended with %v; want a stack overflow", name, err)
+		}
+		return mod.ExportedGlobal("depth").Get()
+	}
+	if before, after := depth("before", orig), depth("after", direct); after != before {
+		t.Errorf("recursion through call_indirect overflows at depth %d after the rewrite; %d before", after, before)
+	}
+}
+
+// TestDirectCallsBoundsTheDispatchCode rewrites a module of 13 kB whose
+// table holds 8,192 entries of one function of 999 parameters: each case
+// of its dispatch passes every parameter on, so the dispatch function
+// would be 8,192 times 999 local.get, 23 MB of code in one body (wazero
+// compiled it for 7.7 s; the module as it was, 3.5 ms), and a type of
+// 1,000 parameters, more than engines take (wasmtime's parser, the JS
+// API: 1,000). What the rewrite adds must stay within a bound, or it
+// must leave the module as it is.
+func TestDirectCallsBoundsTheDispatchCode(t *testing.T) {
+	for _, c := range []struct{ params, entries int }{{999, 8192}, {1000, 1}} {
+		params := strings.TrimSpace(strings.Repeat("i32 ", c.params))
+		var gets, elems strings.Builder
+		for i := range c.params + 1 {
+			fmt.Fprintf(&gets, "(local.get %d)", i)
+		}
+		for range c.entries {
+			elems.WriteString(" $f")
+		}
+		orig := wattest.Text(t, fmt.Sprintf(`(module (table %d funcref) (type $t (func (param %s)))
+  (func $f (type $t)) (elem (i32.const 0) %s)
+  (func (param %s i32) (call_indirect (type $t) %s)))`, c.entries, params, elems.String(), params, gets.String()))
+		out, applied, err := DirectCalls(orig, 8192)
+		if err != nil {
+			t.Fatalf("%d parameters: %v", c.params, err)
+		}
+		if !applied {
+			continue
+		}
+		after, err := Parse(out)
+		if err != nil {
+			t.Fatalf("%d parameters: the rewritten module does not parse: %v", c.params, err)
+		}
+		if after.Shape.MaxFunctionSize > 1<<20 {
+			t.Errorf("%d parameters, %d entries: a function of the rewritten module is %d bytes (%d bytes -> %d); want at most 1 MiB", c.params, c.entries, after.Shape.MaxFunctionSize, len(orig), len(out))
+		}
+		if after.Shape.MaxParams > 1000 {
+			t.Errorf("%d parameters: a type of the rewritten module has %d parameters; want at most 1,000", c.params, after.Shape.MaxParams)
+		}
+	}
+}
