@@ -33,7 +33,8 @@ import (
 // table.init, elem.drop), and no ref.func; and dispatch functions of at
 // most maxCases cases in all, spanning at most maxSpan table indices in
 // all, passing on at most maxDispatchArgs arguments, and of at most
-// maxDispatchBranchCost branches to the block that traps, which bound
+// maxDispatchBranchCost branches to the block that traps (and
+// maxDispatchLocalsCost times the locals read after it), which bound
 // what they cost to compile (a dispatch function of n cases nests n
 // blocks, and an engine's work grows with the square of the nesting, as
 // it does with the square of the branches to one block).
@@ -106,7 +107,7 @@ func DirectCalls(b []byte, maxCases int) (out []byte, applied bool, err error) {
 	dispatchOf := map[uint32]uint32{}
 	var added []dispatch
 	cases, spans := 0, 0
-	var branchCost, args uint64
+	var branchCost, localsCost, args uint64
 	for _, c := range calls {
 		if _, seen := dispatchOf[c.typ]; seen {
 			continue
@@ -142,6 +143,11 @@ func DirectCalls(b []byte, maxCases int) (out []byte, applied bool, err error) {
 		}
 		holes := span + 1 - uint64(len(d.targets))
 		if branchCost += holes * holes; branchCost > maxDispatchBranchCost {
+			return b, false, nil
+		}
+		// The trapping block then reads every parameter, each read a
+		// cost per branch to it.
+		if localsCost += holes * uint64(len(d.ft.Params)+1); localsCost > maxDispatchLocalsCost {
 			return b, false, nil
 		}
 		dispatchOf[c.typ] = next
@@ -496,3 +502,10 @@ const maxDispatchArgs = 1 << 18
 // wazero's work on a block grows with the square of the branches to it
 // (0.4 ns a unit: 2^28 is about 110 ms). CPython's runtime adds 1.0e8.
 const maxDispatchBranchCost = 1 << 28
+
+// maxDispatchLocalsCost bounds, over the dispatch functions, the branches
+// to the block that traps times the locals read after it: wazero's work
+// on a local read after a block is per branch to the block (53 ns a
+// unit: one dispatch of 999 parameters and 16,000 holes compiled for
+// 850 ms). 2^22 is about 220 ms.
+const maxDispatchLocalsCost = 1 << 22
