@@ -188,41 +188,6 @@ func TestDirectCallsBoundsWhatItAddsToCompile(t *testing.T) {
 	}
 }
 
-// TestDirectCallsKeepsTheStackDepth recurses through call_indirect until
-// the stack overflows, before and after the rewrite, on wazero: a guest
-// that recursed to some depth without overflowing must still do so, so
-// the deepest call reached must be the same. Each dispatch is a frame of
-// its own between caller and callee.
-func TestDirectCallsKeepsTheStackDepth(t *testing.T) {
-	orig := wattest.Text(t, `(module
-  (type $t (func (param i32) (result i32)))
-  (table 1 funcref) (elem (i32.const 0) $rec)
-  (global $depth (export "depth") (mut i32) (i32.const 0))
-  (func $rec (export "rec") (type $t)
-    (global.set $depth (i32.add (global.get $depth) (i32.const 1)))
-    (i32.add (i32.const 1) (call_indirect (type $t) (local.get 0) (local.get 0)))))`)
-	direct, applied, err := DirectCalls(orig, 100)
-	if err != nil || !applied {
-		t.Fatalf("DirectCalls: applied %v, %v", applied, err)
-	}
-	ctx := context.Background()
-	rt := wazero.NewRuntime(ctx)
-	defer rt.Close(ctx)
-	depth := func(name string, b []byte) uint64 {
-		mod, err := rt.InstantiateWithConfig(ctx, b, wazero.NewModuleConfig().WithName(name))
-		if err != nil {
-			t.Fatalf("instantiating the %s module: %v", name, err)
-		}
-		if _, err := mod.ExportedFunction("rec").Call(ctx, 0); err == nil || !strings.Contains(err.Error(), "stack overflow") {
-			t.Fatalf("%s: rec ended with %v; want a stack overflow", name, err)
-		}
-		return mod.ExportedGlobal("depth").Get()
-	}
-	if before, after := depth("before", orig), depth("after", direct); after != before {
-		t.Errorf("recursion through call_indirect overflows at depth %d after the rewrite; %d before", after, before)
-	}
-}
-
 // TestDirectCallsBoundsTheDispatchCode rewrites a module of 13 kB whose
 // table holds 8,192 entries of one function of 999 parameters: each case
 // of its dispatch passes every parameter on, so the dispatch function
