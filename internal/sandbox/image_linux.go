@@ -273,9 +273,26 @@ func readPagemap(b, entries []byte) error {
 	return err
 }
 
-// pagemap is /proc/self/pagemap, opened once: every mapping set back
-// reads it, and opening it costs more than the read.
-var pagemap = sync.OnceValues(func() (*os.File, error) { return os.Open("/proc/self/pagemap") })
+// pagemap returns /proc/self/pagemap, opened once it opens: every
+// mapping set back reads it, and opening it costs more than the read. A
+// failure (too many open files, say) is tried again next time.
+func pagemap() (*os.File, error) {
+	pagemapFile.mu.Lock()
+	defer pagemapFile.mu.Unlock()
+	if pagemapFile.f == nil {
+		f, err := os.Open("/proc/self/pagemap")
+		if err != nil {
+			return nil, err
+		}
+		pagemapFile.f = f
+	}
+	return pagemapFile.f, nil
+}
+
+var pagemapFile struct {
+	mu sync.Mutex
+	f  *os.File
+}
 
 // pagemapEntries holds the buffers setBack reads pagemap into.
 var pagemapEntries = sync.Pool{New: func() any { return new([]byte) }}
