@@ -26,12 +26,12 @@ var registered []Tool
 // fraction of a millisecond instead of a Go runtime's start. This package
 // exports the functions the host calls (wasmcp_init, wasmcp_run), and
 // before each call reads the call's arguments and environment into
-// os.Args and the process environment, and reseeds math/rand's top-level
-// functions. What it cannot reseed from a snapshot is listed in the
-// README ("Reactors"): math/rand/v2's top-level functions, map iteration
-// order and hash/maphash seeds repeat from call to call, and so does
-// anything a package computed at init. Draw what must differ in the call,
-// with crypto/rand or Rand.
+// os.Args and the process environment, and renews the Go runtime's
+// generator, from which math/rand and math/rand/v2's top-level
+// functions, map iteration order and hash/maphash seeds draw. What it
+// cannot renew is listed in the README ("Reactors"): anything a package
+// computed at init repeats from call to call. Draw what must differ in
+// the call, with crypto/rand or Rand.
 func Register(tools ...Tool) { registered = append(registered, tools...) }
 
 // Rand returns a generator seeded from crypto/rand in this call, for what
@@ -43,16 +43,26 @@ func Rand() *mathrand.Rand {
 	return mathrand.New(mathrand.NewSource(int64(binary.LittleEndian.Uint64(seed[:]))))
 }
 
+// runtimeGen is the Go runtime's generator, once warmAll has found it
+// (findRuntimeRand), which each call renews.
+var runtimeGen *randWords
+
 // warmAll does each registered tool's one-off work, in a reactor's
-// start-up, so that every call starts with it done. It also sets
-// GODEBUG=randseednop=0, which makes the deprecated rand.Seed take effect
-// (the only way to give math/rand's top-level functions a new seed), and
-// seeds once: the runtime reparses every GODEBUG setting whenever the
-// variable changes, and registers a setting's metric at its first use,
-// which from a snapshot would cost each call most of a millisecond.
+// start-up, so that every call starts with it done, and finds the
+// runtime's generator, which each call then renews: math/rand/v2,
+// math/rand's top-level functions, map order and hash/maphash all draw
+// from it. Where it is not found (a Go whose runtime keeps it otherwise),
+// it sets GODEBUG=randseednop=0 instead, which makes the deprecated
+// rand.Seed take effect, the one way left to give math/rand's top-level
+// functions a new seed in each call; it seeds once here because the
+// runtime reparses every GODEBUG setting whenever the variable changes,
+// and registers a setting's metric at its first use, which from a
+// snapshot would cost each call most of a millisecond.
 func warmAll() {
-	os.Setenv("GODEBUG", "randseednop=0")
-	reseed()
+	if runtimeGen = findRuntimeRand(); runtimeGen == nil {
+		os.Setenv("GODEBUG", "randseednop=0")
+		reseed()
+	}
 	for _, t := range registered {
 		if t.warm != nil {
 			t.warm()
@@ -60,9 +70,14 @@ func warmAll() {
 	}
 }
 
-// reseed gives math/rand's top-level functions a seed from crypto/rand,
-// while GODEBUG=randseednop=0 holds.
+// reseed renews the runtime's generator, or without it gives math/rand's
+// top-level functions a seed from crypto/rand, while
+// GODEBUG=randseednop=0 holds (warmAll).
 func reseed() {
+	if runtimeGen != nil {
+		runtimeGen.renew()
+		return
+	}
 	var seed [8]byte
 	_, _ = rand.Read(seed[:])
 	mathrand.Seed(int64(binary.LittleEndian.Uint64(seed[:]))) //nolint:staticcheck // see warmAll
