@@ -257,18 +257,18 @@ func response(id json.RawMessage, name string, value []byte) []byte {
 
 // HasModernMeta reports whether params carries
 // _meta["io.modelcontextprotocol/protocolVersion"], the mark of a request
-// made under the stateless 2026-07-28 revision.
+// made under the stateless 2026-07-28 revision. Names match exactly, as
+// the SDK's decoder matches them: a "_META" is not the SDK's _meta, so it
+// is not this one's either.
 func HasModernMeta(params json.RawMessage) bool {
-	if len(params) == 0 {
+	if len(params) == 0 || !json.Valid(params) {
 		return false
 	}
-	var p struct {
-		Meta map[string]json.RawMessage `json:"_meta"`
-	}
-	if json.Unmarshal(params, &p) != nil {
+	meta, ok := Member(params, "_meta")
+	if !ok {
 		return false
 	}
-	_, ok := p.Meta["io.modelcontextprotocol/protocolVersion"]
+	_, ok = Member(meta, "io.modelcontextprotocol/protocolVersion")
 	return ok
 }
 

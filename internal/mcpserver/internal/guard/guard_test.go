@@ -345,6 +345,8 @@ func TestHasModernMeta(t *testing.T) {
 		{"key outside _meta", `{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`, false},
 		{"key nested deeper", `{"_meta":{"x":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, false},
 		{"key with different case", `{"_meta":{"io.modelcontextprotocol/ProtocolVersion":"2026-07-28"}}`, false},
+		{"_meta with different case", `{"_META":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`, false},
+		{"key escaped", `{"_meta":{"io.modelcontextprotocol/protocol\u0056ersion":"2026-07-28"}}`, true},
 		{"_meta null", `{"_meta":null}`, false},
 		{"_meta array", `{"_meta":["io.modelcontextprotocol/protocolVersion"]}`, false},
 		{"_meta string", `{"_meta":"io.modelcontextprotocol/protocolVersion"}`, false},
