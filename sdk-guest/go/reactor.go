@@ -6,6 +6,7 @@ import (
 	"io"
 	mathrand "math/rand"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -87,13 +88,17 @@ func reseed() {
 // registered tools run as Main runs them. It returns the exit status.
 func runCall(args, env []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	reseed()
-	// Clearing the environment drops the snapshot's GODEBUG, and with it
-	// randseednop, before the tool runs.
+	// The environment becomes the call's; a change makes the runtime
+	// reparse its GODEBUG settings, so an environment that is already the
+	// call's (an empty one, mostly) is left alone. Clearing it drops any
+	// GODEBUG warmAll set, before the tool runs.
 	os.Args = args
-	os.Clearenv()
-	for _, kv := range env {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			os.Setenv(k, v)
+	if !slices.Equal(os.Environ(), env) {
+		os.Clearenv()
+		for _, kv := range env {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				os.Setenv(k, v)
+			}
 		}
 	}
 	return run(os.Args, stdin, stdout, stderr, registered, false)
