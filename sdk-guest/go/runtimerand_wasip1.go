@@ -36,7 +36,12 @@ type randWords struct {
 // written there. It returns nil if the runtime keeps its generator some
 // other way, as a later Go may.
 func findRuntimeRand() *randWords {
-	heap := uintptr(unsafe.Pointer(new([8]uint64)))
+	// The object must escape to be on the heap: one that does not is on
+	// the goroutine's stack (itself in the heap, anywhere in it), and the
+	// scan would then run through the heap below the stack as well.
+	heapMark = new([8]uint64)
+	heap := uintptr(unsafe.Pointer(heapMark))
+	heapMark = nil
 	for range 8 { // the 4 words may straddle a refill: draw again
 		var want [4]uint64
 		for k := range want {
@@ -56,6 +61,11 @@ func findRuntimeRand() *randWords {
 	}
 	return nil
 }
+
+// heapMark is where findRuntimeRand puts a new object so that it escapes
+// to the heap, which on wasip1 lies wholly above the statics (the runtime
+// grows it from the end of the data, runtime.initBloc).
+var heapMark *[8]uint64
 
 // at is linear memory at address a. In wasm every address below the
 // memory's size can be read; findRuntimeRand reads only statics.
