@@ -9,6 +9,13 @@ import (
 	"testing"
 )
 
+// goTool and goEnv are taken before any test runs: the reactor tests
+// clear the process's environment, as a call from a snapshot does.
+var (
+	goTool, _ = exec.LookPath("go")
+	goEnv     = os.Environ()
+)
+
 // findRuntimeRand bounds its scan by an object it allocates, which must be
 // on the heap: if the compiler kept it on the goroutine's stack, the scan
 // would run through the heap below the stack too (all readable in wasm, so
@@ -18,8 +25,11 @@ func TestFindRuntimeRandBoundIsOnTheHeap(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the package for wasip1")
 	}
-	cmd := exec.Command("go", "build", "-gcflags=-m", "-o", os.DevNull, ".")
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if goTool == "" {
+		t.Fatal("no go command in PATH")
+	}
+	cmd := exec.Command(goTool, "build", "-gcflags=-m", "-o", os.DevNull, ".")
+	cmd.Env = append(goEnv, "GOOS=wasip1", "GOARCH=wasm")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("building for wasip1: %v\n%s", err, out)
