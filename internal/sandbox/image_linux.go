@@ -234,9 +234,7 @@ func (im *memImage) setBack(b []byte, used uint64) bool {
 	var runs [][2]int
 	copiedPages := 0
 	for p := 0; p < pages; p++ {
-		// A written page is the mapping's own: present and not the
-		// file's, or swapped out (only a page of its own can be).
-		if e := binary.LittleEndian.Uint64(entries[8*p:]); e&pagePresent != 0 && e&pageFile == 0 || e&pageSwapped != 0 {
+		if ownPage(binary.LittleEndian.Uint64(entries[8*p:])) {
 			if n := len(runs); n > 0 && runs[n-1][1] == p {
 				runs[n-1][1]++
 			} else {
@@ -304,6 +302,12 @@ const (
 	pageFile    = 1 << 61 // a page of the file, not yet copied
 )
 
+// ownPage reports whether a pagemap entry is of a page the mapping holds
+// a copy of, written or copied in ahead, rather than the image's page or
+// nothing: present and not the file's, or swapped out, which only such a
+// copy can be.
+func ownPage(e uint64) bool { return e&pagePresent != 0 && e&pageFile == 0 || e&pageSwapped != 0 }
+
 // learn marks the image's pages that mapping b holds copies of: those the
 // instance wrote. im.mu is held.
 func (im *memImage) learn(b []byte) error {
@@ -313,7 +317,7 @@ func (im *memImage) learn(b []byte) error {
 		return err
 	}
 	for p := range pages {
-		if e := binary.LittleEndian.Uint64(entries[8*p:]); e&pagePresent != 0 && e&pageFile == 0 {
+		if ownPage(binary.LittleEndian.Uint64(entries[8*p:])) {
 			im.written[p/64] |= 1 << (p % 64)
 		}
 	}
