@@ -30,10 +30,10 @@ type wazeroBackend struct {
 }
 
 func newWazero(ctx context.Context, cfg Config) (*wazeroBackend, error) {
-	// Runs are stopped through the global wasmbin.StopChecks adds, not by
-	// wazero's closing a module when its context ends: that leaves native
-	// code at every loop iteration to ask Go whether to stop.
-	rc := wazero.NewRuntimeConfig()
+	rc := wazero.NewRuntimeConfig().
+		// Interrupts a run when its context ends; without it a guest's loop
+		// would ignore the time limit.
+		WithCloseOnContextDone(true)
 	var cache wazero.CompilationCache
 	if cfg.CacheDir != "" {
 		c, err := wazero.NewCompilationCacheWithDir(cfg.CacheDir)
@@ -72,10 +72,6 @@ func (w *wazeroBackend) compile(ctx context.Context, wasm []byte) (program, erro
 	// With more than one worker, wazero checks ctx between functions, so
 	// that a compilation can be stopped.
 	ctx = experimental.WithCompilationWorkers(ctx, max(2, runtime.GOMAXPROCS(0)/2))
-	wasm, err := wasmbin.StopChecks(wasm)
-	if err != nil {
-		return nil, err
-	}
 	cm, err := w.rt.CompileModule(ctx, wasm)
 	if err != nil {
 		return nil, err
@@ -129,9 +125,10 @@ func (p *wazeroProgram) start(in *instance, r Run, stdin io.Reader) *Failure {
 		WithSysWalltime().
 		WithSysNanotime().
 		WithRandSource(rand.Reader).
-		// Nothing runs inside instantiation (a start section is an export
-		// now): until it returns, the run cannot be stopped.
 		WithStartFunctions()
+	if in.plan.run == "_start" {
+		cfg = cfg.WithStartFunctions("_start")
+	}
 	var roots []*confinedFS
 	if len(r.Mounts) > 0 {
 		fsc := wazero.NewFSConfig().(sysfs.FSConfig)
@@ -161,36 +158,12 @@ func (p *wazeroProgram) start(in *instance, r Run, stdin io.Reader) *Failure {
 				r.root.Close()
 			}
 		}
-		if err != nil {
+		if err != nil || in.plan.run == "_start" {
 			return wazeroEnding(err), teardown
-		}
-		stop, ok := mod.ExportedGlobal(wasmbin.StopExport).(api.MutableGlobal)
-		if !ok {
-			return ending{err: errors.New("the module was not compiled with its stop checks")}, teardown
-		}
-		// Clearing the global, from the goroutine that ends the context,
-		// is a store the guest's next check loads.
-		unwatch := context.AfterFunc(in.ctx, func() { stop.Set(0) })
-		defer unwatch()
-		if in.plan.run == "_start" {
-			return runCommand(runCtx, mod), teardown
 		}
 		return runPlan(runCtx, in, mod), teardown
 	})
 	return nil
-}
-
-// runCommand runs a command as instantiation would have, had StopChecks
-// not moved its start section: the start function, then _start.
-func runCommand(ctx context.Context, mod api.Module) ending {
-	for _, name := range []string{wasmbin.StartExport, "_start"} {
-		if f := mod.ExportedFunction(name); f != nil {
-			if _, err := f.Call(ctx); err != nil {
-				return wazeroEnding(err)
-			}
-		}
-	}
-	return ending{exited: true}
 }
 
 // runPlan runs a reactor's plan in its instance.
