@@ -5,6 +5,7 @@ package guest
 import (
 	"io"
 	"os"
+	"syscall"
 	"unsafe"
 )
 
@@ -62,22 +63,13 @@ func wasiStrings(sizes, get func(unsafe.Pointer, unsafe.Pointer) int32) []string
 	return list
 }
 
-//go:wasmimport wasi_snapshot_preview1 fd_read
-func fdRead(fd int32, iovs unsafe.Pointer, n uint32, done unsafe.Pointer) uint32
-
-//go:wasmimport wasi_snapshot_preview1 fd_write
-func fdWrite(fd int32, iovs unsafe.Pointer, n uint32, done unsafe.Pointer) uint32
-
-// iovec is WASI's: a buffer's address and length in linear memory.
-type iovec struct{ buf, len uint32 }
-
-// wasiFD reads or writes a call's stdin or stdout with one WASI call per
-// buffer. os.File's way (internal/poll's locks, the non-blocking dance)
-// is most of a snapshotted call's cold code; wasmcp's stdin and stdout
-// never block. Where WASI fails (another host's non-blocking stdin),
-// the os.File does the rest.
+// wasiFD reads or writes a call's stdin or stdout with syscall.Read and
+// syscall.Write, one WASI call per buffer. os.File's way (internal/poll's
+// locks, the non-blocking dance) is most of a snapshotted call's cold
+// code; wasmcp's stdin and stdout never block. Where WASI fails (another
+// host's non-blocking stdin), the os.File does the rest.
 type wasiFD struct {
-	fd       int32
+	fd       int
 	fallback *os.File
 }
 
@@ -87,27 +79,25 @@ func (f *wasiFD) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	iov := iovec{uint32(uintptr(unsafe.Pointer(unsafe.SliceData(p)))), uint32(len(p))}
-	var n uint32
-	if fdRead(f.fd, unsafe.Pointer(&iov), 1, unsafe.Pointer(&n)) != 0 {
+	n, err := syscall.Read(f.fd, p)
+	switch {
+	case err != nil:
 		return f.fallback.Read(p)
-	}
-	if n == 0 {
+	case n == 0:
 		return 0, io.EOF
 	}
-	return int(n), nil
+	return n, nil
 }
 
 func (f *wasiFD) Write(p []byte) (int, error) {
 	written := 0
 	for written < len(p) {
-		iov := iovec{uint32(uintptr(unsafe.Pointer(&p[written]))), uint32(len(p) - written)}
-		var n uint32
-		if fdWrite(f.fd, unsafe.Pointer(&iov), 1, unsafe.Pointer(&n)) != 0 || n == 0 {
+		n, err := syscall.Write(f.fd, p[written:])
+		if err != nil || n == 0 {
 			m, err := f.fallback.Write(p[written:])
 			return written + m, err
 		}
-		written += int(n)
+		written += n
 	}
 	return written, nil
 }
