@@ -19,7 +19,7 @@ BINDIR  ?= $(if $(PREFIX),$(PREFIX)/bin,$(or $(GOBIN),$(shell $(GO) env GOBIN),$
 # exceeded" as time runs out (go.dev/issue/75804, fixed in Go 1.27).
 # `make fuzz FUZZTIME=5m` runs each for a set time instead.
 FUZZTIME ?=
-FUZZ := abi:FuzzParseManifest:400000 internal/wasmbin:FuzzParse:300000 internal/wasmbin:FuzzParseBodies:60000 internal/wasmbin:FuzzDirectCalls:30000 \
+FUZZ := abi:FuzzParseManifest:400000 internal/wasmbin:FuzzParse:300000 internal/wasmbin:FuzzParseBodies:60000 internal/wasmbin:FuzzRewrites:30000 \
         internal/mcpserver/internal/guard:FuzzInspect:250000 internal/mcpserver/internal/guard:FuzzScan:500000 \
         internal/schema:FuzzCompile:120000 internal/sandbox:FuzzHostFunctions:200000 internal/jsonsize:FuzzString:150000 \
         internal/mcpserver:FuzzListAnswers:3000 internal/mcpserver:FuzzHTTPListAnswers:2000 internal/mcpserver:FuzzLeanCalls:600 internal/mcpserver:FuzzHTTPLeanCalls:300

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -58,6 +59,7 @@ func TestHostileModulesFailWithTheirCause(t *testing.T) {
 	}{
 		{"loop", TimeLimit, "300ms time limit"},
 		{"startloop", TimeLimit, "300ms time limit"},
+		{"fanout", TimeLimit, "300ms time limit"},
 		{"grow", MemoryLimit, "limit is 16 MiB"},
 		{"hugemem", MemoryLimit, "needs 3750 MiB"},
 		{"recurse", StackOverflow, "call stack"},
@@ -148,6 +150,44 @@ func TestCancellationStopsTheRun(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("cancelled run did not stop")
+	}
+}
+
+// progressSignal is a Reporter that closes started at the guest's first
+// progress call.
+type progressSignal struct {
+	started chan struct{}
+	once    sync.Once
+}
+
+func (p *progressSignal) Log(int32, string) {}
+
+func (p *progressSignal) Progress(float64, float64, string) { p.once.Do(func() { close(p.started) }) }
+
+// A guest that only calls, never looping, still leaves its native code
+// often enough for the Go runtime to stop its thread: a collection (whose
+// stop-the-world would otherwise wait for the guest, and every goroutine
+// with it) finishes while the guest runs, and the run stops when
+// cancelled.
+func TestACallingGuestLetsTheCollectorRun(t *testing.T) {
+	e := newEngine(t)
+	c := compile(t, e, "fanout")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rep := &progressSignal{started: make(chan struct{})}
+	done := make(chan Outcome)
+	go func() {
+		done <- c.Run(ctx, Run{Limits: Limits{Timeout: time.Hour, Memory: 1 << 20, Output: 1024}, Reporter: rep})
+	}()
+	select {
+	case <-rep.started:
+	case out := <-done:
+		t.Fatalf("the run ended before it fanned out: %+v", out.Failure)
+	}
+	runtime.GC()
+	cancel()
+	if out := <-done; out.Failure == nil || out.Failure.Kind != Cancelled {
+		t.Fatalf("failure = %+v; want cancelled", out.Failure)
 	}
 }
 

@@ -31,8 +31,9 @@ type wazeroBackend struct {
 
 func newWazero(ctx context.Context, cfg Config) (*wazeroBackend, error) {
 	rc := wazero.NewRuntimeConfig().
-		// Interrupts a run when its context ends; without it a guest's loop
-		// would ignore the time limit.
+		// Interrupts a run when its context ends, at loop headers and so at
+		// the entry checks compile adds; without it a guest's loop would
+		// ignore the time limit.
 		WithCloseOnContextDone(true)
 	var cache wazero.CompilationCache
 	if cfg.CacheDir != "" {
@@ -72,6 +73,12 @@ func (w *wazeroBackend) compile(ctx context.Context, wasm []byte) (program, erro
 	// With more than one worker, wazero checks ctx between functions, so
 	// that a compilation can be stopped.
 	ctx = experimental.WithCompilationWorkers(ctx, max(2, runtime.GOMAXPROCS(0)/2))
+	// wazero stops a run only at loop headers: checks at function entries
+	// stop one that only calls (wasmbin.EntryChecks).
+	wasm, err := wasmbin.EntryChecks(wasm)
+	if err != nil {
+		return nil, fmt.Errorf("adding entry checks: %w", err)
+	}
 	cm, err := w.rt.CompileModule(ctx, wasm)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,13 @@ import (
 // code reads the code section: every function body, instruction by
 // instruction.
 func (p *parser) code(r *reader) error {
+	return p.bodies(r, nil)
+}
+
+// bodies reads the code section from r, each function body instruction
+// by instruction, and hands each body (without its size) to done, if not
+// nil, once it is read.
+func (p *parser) bodies(r *reader, done func(body []byte)) error {
 	n, err := r.u32()
 	if err != nil {
 		return err
@@ -24,10 +31,13 @@ func (p *parser) code(r *reader) error {
 		if uint64(size) > uint64(len(r.b)-r.off) {
 			return fmt.Errorf("function %d: %w", i, errShort)
 		}
-		body := &reader{b: r.b[r.off : r.off+int(size)]}
+		body := r.b[r.off : r.off+int(size)]
 		r.off += int(size)
-		if err := p.body(body, defined[i]); err != nil {
+		if err := p.body(&reader{b: body}, defined[i]); err != nil {
 			return fmt.Errorf("function %d: %w", i, err)
+		}
+		if done != nil {
+			done(body)
 		}
 	}
 	return nil
@@ -67,7 +77,7 @@ func (p *parser) body(r *reader, typ uint32) error {
 		}
 		op := r.b[r.off]
 		if p.visit != nil {
-			p.visit(op, r.off)
+			p.visit(r.b, op, r.off)
 		}
 		r.off++
 		switch immediates[op] {

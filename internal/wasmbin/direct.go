@@ -285,48 +285,29 @@ type indirectCall struct {
 // order; ok is false if an instruction other than call_indirect reads or
 // changes a table, or names a function as a reference.
 func indirectCalls(m *Module, code []byte) (bodies [][]byte, calls []indirectCall, ok bool, err error) {
-	r := &reader{b: code}
-	n, err := r.u32()
-	if err != nil {
-		return nil, nil, false, err
-	}
-	defined := m.funcTypes[len(m.funcTypes)-m.Shape.Functions:]
-	if int(n) != len(defined) {
-		return nil, nil, false, nil
-	}
 	ok = true
-	p := &parser{m: m}
-	for i := range int(n) {
-		size, err := r.u32()
-		if err != nil || uint64(size) > uint64(len(r.b)-r.off) {
-			return nil, nil, false, errShort
-		}
-		body := r.b[r.off : r.off+int(size)]
-		r.off += int(size)
-		p.visit = func(op byte, at int) {
-			switch op {
-			case 0x11:
-				ir := &reader{b: body, off: at + 1}
-				typ, err1 := ir.u32()
-				tab, err2 := ir.u32()
-				if err1 != nil || err2 != nil || tab != 0 {
-					ok = false
-					return
-				}
-				calls = append(calls, indirectCall{body: i, at: at, end: ir.off, typ: typ})
-			case 0x25, 0x26, 0xd2: // table.get, table.set, ref.func
+	bodies, err = walkBodies(m, code, func(i int, body []byte, op byte, at int) {
+		switch op {
+		case 0x11:
+			ir := &reader{b: body, off: at + 1}
+			typ, err1 := ir.u32()
+			tab, err2 := ir.u32()
+			if err1 != nil || err2 != nil || tab != 0 {
 				ok = false
-			case 0xfc:
-				ir := &reader{b: body, off: at + 1}
-				if sub, err := ir.u32(); err != nil || sub >= 12 && sub <= 17 {
-					ok = false
-				}
+				return
+			}
+			calls = append(calls, indirectCall{body: i, at: at, end: ir.off, typ: typ})
+		case 0x25, 0x26, 0xd2: // table.get, table.set, ref.func
+			ok = false
+		case 0xfc:
+			ir := &reader{b: body, off: at + 1}
+			if sub, err := ir.u32(); err != nil || sub >= 12 && sub <= 17 {
+				ok = false
 			}
 		}
-		if err := p.body(&reader{b: body}, defined[i]); err != nil {
-			return nil, nil, false, err
-		}
-		bodies = append(bodies, body)
+	})
+	if err != nil {
+		return nil, nil, false, err
 	}
 	return bodies, calls, ok, nil
 }

@@ -348,9 +348,9 @@ type parser struct {
 	depth        int // the deepest nesting so far
 	sawFunctions bool
 	sawCode      bool
-	// visit, if set, is called with each instruction's opcode and offset
-	// in its body as body reads it.
-	visit func(op byte, at int)
+	// visit, if set, is called with each instruction's body, opcode and
+	// offset in the body as body reads it.
+	visit func(body []byte, op byte, at int)
 }
 
 func (p *parser) section(id byte, r *reader) error {
