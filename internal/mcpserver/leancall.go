@@ -239,10 +239,14 @@ func (c *stdioConn) runLean(ctx context.Context, cancel context.CancelFunc, id j
 				return
 			}
 		}
+		// Whether to answer is decided before the call counts as
+		// answered: from then on the end of input may cancel ctx, which
+		// must not drop an answer the call already has.
+		drop := err != nil || ctx.Err() != nil
 		c.ids.answered(id)
 		r := c.calls.answered(id)
 		defer c.calls.written(r)
-		if err != nil || ctx.Err() != nil {
+		if drop {
 			return
 		}
 		data, err := leanMessage(clientID, res, c.srv.impl)
