@@ -30,11 +30,10 @@ type wazeroBackend struct {
 }
 
 func newWazero(ctx context.Context, cfg Config) (*wazeroBackend, error) {
-	rc := wazero.NewRuntimeConfig().
-		// Interrupts a run when its context ends, at loop headers and so at
-		// the entry checks compile adds; without it a guest's loop would
-		// ignore the time limit.
-		WithCloseOnContextDone(true)
+	// Runs are stopped through the global wasmbin.StopChecks adds, not by
+	// wazero's closing a module when its context ends: that leaves native
+	// code for Go at every loop iteration to ask whether to stop.
+	rc := wazero.NewRuntimeConfig()
 	var cache wazero.CompilationCache
 	if cfg.CacheDir != "" {
 		c, err := wazero.NewCompilationCacheWithDir(cfg.CacheDir)
@@ -73,11 +72,9 @@ func (w *wazeroBackend) compile(ctx context.Context, wasm []byte) (program, erro
 	// With more than one worker, wazero checks ctx between functions, so
 	// that a compilation can be stopped.
 	ctx = experimental.WithCompilationWorkers(ctx, max(2, runtime.GOMAXPROCS(0)/2))
-	// wazero stops a run only at loop headers: checks at function entries
-	// stop one that only calls (wasmbin.EntryChecks).
-	wasm, err := wasmbin.EntryChecks(wasm)
+	wasm, err := wasmbin.StopChecks(wasm)
 	if err != nil {
-		return nil, fmt.Errorf("adding entry checks: %w", err)
+		return nil, fmt.Errorf("adding stop checks: %w", err)
 	}
 	cm, err := w.rt.CompileModule(ctx, wasm)
 	if err != nil {
@@ -132,10 +129,9 @@ func (p *wazeroProgram) start(in *instance, r Run, stdin io.Reader) *Failure {
 		WithSysWalltime().
 		WithSysNanotime().
 		WithRandSource(rand.Reader).
+		// Nothing runs inside instantiation (a start section is an export
+		// now): until it returns, the run cannot be stopped.
 		WithStartFunctions()
-	if in.plan.run == "_start" {
-		cfg = cfg.WithStartFunctions("_start")
-	}
 	var roots []*confinedFS
 	if len(r.Mounts) > 0 {
 		fsc := wazero.NewFSConfig().(sysfs.FSConfig)
@@ -165,12 +161,36 @@ func (p *wazeroProgram) start(in *instance, r Run, stdin io.Reader) *Failure {
 				r.root.Close()
 			}
 		}
-		if err != nil || in.plan.run == "_start" {
+		if err != nil {
 			return wazeroEnding(err), teardown
+		}
+		stop, ok := mod.ExportedGlobal(wasmbin.StopExport).(api.MutableGlobal)
+		if !ok {
+			return ending{err: errors.New("the module was not compiled with its stop checks")}, teardown
+		}
+		// Clearing the global, from the goroutine that ends the context,
+		// is a store the guest's next stop point loads.
+		unwatch := context.AfterFunc(in.ctx, func() { stop.Set(0) })
+		defer unwatch()
+		if in.plan.run == "_start" {
+			return runCommand(runCtx, mod), teardown
 		}
 		return runPlan(runCtx, in, mod), teardown
 	})
 	return nil
+}
+
+// runCommand runs a command as instantiation would have, had StopChecks
+// not moved its start section: the start function, then _start.
+func runCommand(ctx context.Context, mod api.Module) ending {
+	for _, name := range []string{wasmbin.StartExport, "_start"} {
+		if f := mod.ExportedFunction(name); f != nil {
+			if _, err := f.Call(ctx); err != nil {
+				return wazeroEnding(err)
+			}
+		}
+	}
+	return ending{exited: true}
 }
 
 // runPlan runs a reactor's plan in its instance.

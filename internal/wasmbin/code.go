@@ -135,7 +135,31 @@ func (p *parser) blockType(r *reader) error {
 		p.m.Shape.MaxResults = max(p.m.Shape.MaxResults, 1)
 		return nil
 	}
-	return r.sleb(5)
+	// A type index. One past int32's range is truncated here, but stays
+	// in the bytes, for the engine to refuse.
+	t, err := r.sleb32()
+	if err == nil && t >= 0 {
+		p.m.refs.types = max(p.m.refs.types, uint64(t)+1)
+	}
+	return err
+}
+
+// references are, for each index space that StopChecks adds to, one past
+// the largest index the module names: a module that names an index past
+// its own is invalid, and must not become valid once the space grows.
+type references struct {
+	funcs, globals, types uint64
+}
+
+// note notes the index that the immediate of op names, if op is call,
+// ref.func, global.get or global.set.
+func (r *references) note(op byte, i uint32) {
+	switch op {
+	case 0x10, 0xd2:
+		r.funcs = max(r.funcs, uint64(i)+1)
+	case 0x23, 0x24:
+		r.globals = max(r.globals, uint64(i)+1)
+	}
 }
 
 // The kinds of immediate an instruction of WebAssembly 2.0 carries, by its
@@ -211,15 +235,18 @@ func (p *parser) instruction(r *reader, op byte) error {
 		if op == 0x26 { // table.set
 			p.m.Shape.StateOps++
 		}
-		_, err := r.u32()
+		i, err := r.u32()
+		p.m.refs.note(op, i)
 		return err
 	case immBrTable:
 		return p.brTable(r)
 	case immCallIndirect:
-		if _, err := r.u32(); err != nil {
+		t, err := r.u32()
+		if err != nil {
 			return err
 		}
-		_, err := r.u32()
+		p.m.refs.types = max(p.m.refs.types, uint64(t)+1)
+		_, err = r.u32()
 		return err
 	case immSelect:
 		return vector(r, "select type", func(int) error {
@@ -398,8 +425,9 @@ func (r *reader) simd() error {
 }
 
 // constExpr reads a constant expression: the instructions WebAssembly 2.0
-// allows in one, up to its end.
-func (r *reader) constExpr() error {
+// allows in one, up to its end, noting in refs, if not nil, the globals
+// and functions it names.
+func (r *reader) constExpr(refs *references) error {
 	for {
 		op, err := r.byte()
 		if err != nil {
@@ -417,7 +445,10 @@ func (r *reader) constExpr() error {
 		case 0x44:
 			err = r.skip(8)
 		case 0x23, 0xd2: // global.get, ref.func
-			_, err = r.u32()
+			var i uint32
+			if i, err = r.u32(); err == nil && refs != nil {
+				refs.note(op, i)
+			}
 		case 0xd0:
 			_, err = r.byte()
 		case 0xfd:

@@ -187,10 +187,7 @@ func DirectCalls(b []byte, maxCases int) (out []byte, applied bool, err error) {
 	}
 	kept = extend(kept, sectionType, newTypes...)
 	kept = extend(kept, sectionFunction, newFuncs...)
-	wasm := append(make([]byte, 0, len(b)+len(codeBody)-len(code)), b[:8]...)
-	for _, s := range kept {
-		wasm = appendSection(wasm, s)
-	}
+	wasm := assemble(b[:8], kept, len(b)+len(codeBody)-len(code))
 	return wasm, true, nil
 }
 

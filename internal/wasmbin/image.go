@@ -89,10 +89,7 @@ func Image(wasm []byte, memory []byte, globals []Global, values []uint64) ([]byt
 		}
 		sections = extend(sections, sectionData, entries...)
 	}
-	out := append(make([]byte, 0, len(wasm)+len(memory)), wasm[:8]...)
-	for _, sec := range sections {
-		out = appendSection(out, sec)
-	}
+	out := assemble(wasm[:8], sections, len(wasm)+len(memory))
 	return out, nil
 }
 
@@ -191,7 +188,7 @@ func initGlobals(body []byte, imported int, init map[uint32][]byte) ([]byte, err
 		}
 		out = append(out, r.b[at:r.off]...)
 		at = r.off
-		if err := r.constExpr(); err != nil {
+		if err := r.constExpr(nil); err != nil {
 			return err
 		}
 		if c, ok := init[uint32(imported+i)]; ok {

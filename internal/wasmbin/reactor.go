@@ -146,10 +146,7 @@ func ExportState(b []byte) (*Reactor, error) {
 	if len(exports) > 0 {
 		kept = extend(kept, sectionExport, exports...)
 	}
-	wasm := append(make([]byte, 0, len(b)), b[:8]...)
-	for _, sec := range kept {
-		wasm = appendSection(wasm, sec)
-	}
+	wasm := assemble(b[:8], kept, len(b))
 	out.Wasm = wasm
 	return out, nil
 }
@@ -240,7 +237,7 @@ func mutableGlobals(body []byte, imported int) ([]Global, string, error) {
 				unsafe = fmt.Sprintf("its global %d is a mutable vector or reference, which a snapshot cannot hold", i)
 			}
 		}
-		return r.constExpr()
+		return r.constExpr(nil)
 	})
 	return globals, unsafe, err
 }
@@ -391,6 +388,16 @@ func exportName(name string, kind byte) []byte {
 	e := binary.AppendUvarint(nil, uint64(len(name)))
 	e = append(e, name...)
 	return append(e, kind)
+}
+
+// assemble is a module of header (magic and version) and sections, in a
+// buffer of size bytes to begin with.
+func assemble(header []byte, sections []rawSection, size int) []byte {
+	wasm := append(make([]byte, 0, size), header...)
+	for _, s := range sections {
+		wasm = appendSection(wasm, s)
+	}
+	return wasm
 }
 
 func appendSection(b []byte, s rawSection) []byte {

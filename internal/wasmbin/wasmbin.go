@@ -182,6 +182,8 @@ type Module struct {
 	// params and results hold each type's counts.
 	funcTypes       []uint32
 	params, results []int
+	// refs are the indices the module names, as far as StopChecks needs.
+	refs references
 }
 
 // Shape counts what a module declares: the quantities that decide what it
@@ -394,7 +396,7 @@ func (p *parser) section(id byte, r *reader) error {
 			if err := r.globalType(); err != nil {
 				return err
 			}
-			return r.constExpr()
+			return r.constExpr(&p.m.refs)
 		})
 	case sectionExport:
 		err = vector(r, "export", func(int) error {
@@ -621,7 +623,7 @@ func (p *parser) element(r *reader) error {
 				return err
 			}
 		}
-		if err := r.constExpr(); err != nil {
+		if err := r.constExpr(&p.m.refs); err != nil {
 			return err
 		}
 	}
@@ -642,9 +644,10 @@ func (p *parser) element(r *reader) error {
 	err = vector(r, "entry", func(int) error {
 		entries++
 		if exprs {
-			return r.constExpr()
+			return r.constExpr(&p.m.refs)
 		}
-		_, err := r.u32()
+		f, err := r.u32()
+		p.m.refs.note(0xd2, f)
 		return err
 	})
 	sh := &p.m.Shape
@@ -663,11 +666,11 @@ func (p *parser) data(r *reader) error {
 	}
 	switch flags {
 	case 0:
-		err = r.constExpr()
+		err = r.constExpr(&p.m.refs)
 	case 1:
 	case 2:
 		if _, err = r.u32(); err == nil {
-			err = r.constExpr()
+			err = r.constExpr(&p.m.refs)
 		}
 	default:
 		err = fmt.Errorf("unknown data segment flags %d", flags)
