@@ -60,6 +60,7 @@ func TestHostileModulesFailWithTheirCause(t *testing.T) {
 		{"loop", TimeLimit, "300ms time limit"},
 		{"startloop", TimeLimit, "300ms time limit"},
 		{"fanout", TimeLimit, "300ms time limit"},
+		{"bulkfill", TimeLimit, "300ms time limit"},
 		{"grow", MemoryLimit, "limit is 16 MiB"},
 		{"hugemem", MemoryLimit, "needs 3750 MiB"},
 		{"recurse", StackOverflow, "call stack"},

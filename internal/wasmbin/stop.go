@@ -2,6 +2,7 @@ package wasmbin
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 )
 
@@ -29,16 +30,21 @@ const PointExport = "wasmcp.point"
 // then waited for it, with every other goroutine.
 //
 // The rewrite adds a countdown (a mutable i32 global, not exported), the
-// stop global, and a function, the stop point: it resets the countdown,
+// stop global, and two functions. The stop point resets the countdown,
 // takes a reference to itself (ref.func, which wazero runs in Go, where
-// the runtime can stop the goroutine), and divides by the stop global. Every loop header, and the start of every body that calls or
-// is longer than leafBody bytes, takes its weight from the countdown and
-// calls the stop point once it is below zero; a body that enters a loop
-// before it can branch or call is left to that loop's check. A weight is
-// the code that can run before the next check, in weightUnit bytes: the
-// body's or loop's own bytes, and leafBody for each call, which may run a
-// body without a check. So the guest reaches a stop point at least every
-// entryBudget*weightUnit bytes of code (4 MiB, a few milliseconds).
+// the runtime can stop the goroutine), and divides by the stop global.
+// tick is a check as a function. A check takes one from the countdown
+// and calls the stop point once it is below zero. Checks go at every loop
+// header, at the start of every body but a leaf's or one that enters a
+// loop first, and wherever a path's work since the last check would pass
+// segment cost units (see bodyWalk): so one check stands for at most a
+// segment's work, a leaf's (a body without calls, loops or bulk
+// instructions, of at most a segment) counted at its callers. A bulk
+// instruction (memory.fill, say) takes one per KiB of its length, read
+// from the stack at run time. So a guest reaches a stop point at least
+// every entryBudget*segment units (milliseconds), and a single bulk
+// instruction, which works on at most the memory's size, is the longest
+// it runs without one.
 //
 // A module that names a function, global or type past its own is
 // refused: it is invalid, and would not be once rewritten. A start
@@ -146,16 +152,23 @@ func namesOnlyItsOwn(m *Module, start []byte, g stopGlobals) error {
 }
 
 const (
-	// leafBody is the longest body without calls that StopChecks leaves
-	// without a check: such a body runs for at most its length, or
-	// reaches a loop header.
-	leafBody = 256
-	// weightUnit is the bytes of code one unit of weight stands for, and
-	// entryBudget the units between two stop points. A Go guest's
-	// typical loop or body weighs 1 or 2: a stop point every thousand
-	// checks or so, each an exit to Go of about a microsecond.
-	weightUnit  = 4096
+	// segment bounds the work, in cost units (see cost), that code does
+	// on any path between two checks, and so what one check stands for;
+	// entryBudget is the checks between two stop points. Between two, a
+	// guest runs at most 4 Mi units: about 4 million simple instructions
+	// (a few ms), or 65,536 memory accesses that each miss the caches
+	// (about 30 ms).
+	segment     = 4096
 	entryBudget = 1024
+	// costAccess and costCall are the costs of a memory access (a cache
+	// and TLB miss is some 400 times an add) and of a call, to which a
+	// call of a leaf adds the leaf's own.
+	costAccess = 64
+	costCall   = 16
+	// bulkShift turns the length of a bulk instruction (memory.fill,
+	// memory.copy, memory.init, table.fill, table.copy, table.init), in
+	// bytes or elements, into the checks it stands for: one per KiB.
+	bulkShift = 10
 )
 
 // stopGlobals are the indices StopChecks adds: the countdown and stop
@@ -219,14 +232,9 @@ func (g stopGlobals) check(w uint64) []byte {
 	return append(c, 0x0b)
 }
 
-// weight is the weight of code of n bytes that makes calls calls.
-func weight(n, calls int) uint64 {
-	return 1 + (uint64(n)+uint64(calls)*leafBody)/weightUnit
-}
-
-// entryState is what checkBodies knows of how a body begins: whether
-// every entry reaches a loop header, which has a check, before it can
-// branch or call.
+// entryState is what a body's walk knows of how it begins: whether every
+// entry reaches a loop header, which has a check, before it can branch or
+// call.
 type entryState byte
 
 const (
@@ -235,6 +243,11 @@ const (
 	notThroughLoop
 )
 
+// maxPrologue bounds the bytes a body may take to enter its first loop
+// and still count as entering through it: a caller counts only
+// costCall for the call.
+const maxPrologue = 64
+
 // straight are the instructions that neither branch nor call, which a
 // body may begin with and still enter its first loop every time: nop,
 // block, local.get, local.set, local.tee, global.get, global.set,
@@ -242,98 +255,292 @@ const (
 // local.set, block, loop.
 var straight = [256]bool{0x01: true, 0x02: true, 0x20: true, 0x21: true, 0x22: true, 0x23: true, 0x24: true, 0x41: true, 0x42: true}
 
-// bodyChecks is where one body's checks go, found as the body is read.
-type bodyChecks struct {
-	first int // the first instruction
-	calls int // calls so far
+// frame is an open block, loop or if of a body's walk: the work done on
+// the paths that branch to its end, and for an if, the work when it was
+// entered, with which the path that skips a missing else reaches the end.
+type frame struct {
+	op             byte // 0x02, 0x03 or 0x04
+	hasElse        bool
+	entered, ended int
+}
+
+// insertion is where a check goes in a body: kind 0 is a check, kind 1
+// a bulk instruction's check of its length.
+type insertion struct {
+	at   int
+	bulk bool
+}
+
+// bodyWalk follows the work a body does along its paths, in cost units
+// since the last check, and places checks: at the entry (unless the body
+// is a leaf, or enters a loop first), at every loop header, before every
+// bulk instruction, and before any instruction that would take a path's
+// work since the last check past segment. Control in a body is
+// structured, so one pass does it: a block's end takes the most work of
+// the paths that reach it.
+type bodyWalk struct {
+	body  []byte
+	first int
 	entry entryState
-	loops []loopCheck
-	open  []int // for each open block, the loop it is in loops, or -1
-	// afterLoop is set while the instruction read last began a loop,
-	// whose check goes before the next.
-	afterLoop bool
+	// calls, loops and bulk count what the body has; max is the most
+	// work any path does without a check (without any, if place is off).
+	calls, loops, bulk int
+	work, max          int
+	open               []frame
+	afterLoop          bool
+	place              bool
+	cost               func(op byte, at int) int
+	checks             []insertion
 }
 
-// loopCheck is a loop's check: where it goes, and the loop's extent and
-// calls, in bytes and in calls before it so far.
-type loopCheck struct {
-	at, start, end     int
-	callsAt, callsThen int
-}
-
-func (c *bodyChecks) visit(op byte, at int) {
-	if c.afterLoop {
-		c.loops[len(c.loops)-1].at = at
-		c.afterLoop = false
-	}
-	if c.entry == scanning {
+func (w *bodyWalk) visit(op byte, at int) {
+	if w.entry == scanning {
 		switch {
+		case at-w.first > maxPrologue:
+			w.entry = notThroughLoop
 		case op == 0x03:
-			c.entry = throughLoop
+			w.entry = throughLoop
 		case !straight[op]:
-			c.entry = notThroughLoop
+			w.entry = notThroughLoop
 		}
 	}
+	if w.afterLoop {
+		w.afterLoop = false
+		w.checkAt(at)
+	}
+	c := w.cost(op, at)
+	if w.place && w.work+c > segment {
+		w.checkAt(at)
+	}
+	w.work += c
+	w.max = max(w.max, w.work)
+	r := &reader{b: w.body, off: at + 1}
 	switch op {
-	case 0x10, 0x11: // call, call_indirect
-		c.calls++
-	case 0x02, 0x04: // block, if
-		c.open = append(c.open, -1)
+	case 0x10, 0x11:
+		w.calls++
+	case 0x02, 0x04:
+		w.open = append(w.open, frame{op: op, entered: w.work})
 	case 0x03:
-		c.open = append(c.open, len(c.loops))
-		c.loops = append(c.loops, loopCheck{start: at, callsAt: c.calls})
-		c.afterLoop = true
+		w.loops++
+		w.open = append(w.open, frame{op: op})
+		w.afterLoop = true
+	case 0x05:
+		if n := len(w.open); n > 0 {
+			f := &w.open[n-1]
+			f.ended, f.hasElse = max(f.ended, w.work), true
+			w.work = f.entered
+		}
 	case 0x0b:
-		if n := len(c.open); n > 0 { // not the body's own end
-			if l := c.open[n-1]; l >= 0 {
-				c.loops[l].end, c.loops[l].callsThen = at, c.calls
+		if n := len(w.open); n > 0 { // not the body's own end
+			f := w.open[n-1]
+			w.open = w.open[:n-1]
+			if f.op != 0x03 {
+				w.work = max(w.work, f.ended)
+				if f.op == 0x04 && !f.hasElse {
+					w.work = max(w.work, f.entered)
+				}
 			}
-			c.open = c.open[:n-1]
+		}
+	case 0x0c, 0x0d: // br, br_if
+		if l, err := r.u32(); err == nil {
+			w.branch(l)
+		}
+		if op == 0x0c {
+			w.work = 0 // what follows is unreachable
+		}
+	case 0x0e: // br_table
+		n, _ := r.u32()
+		for range uint64(n) + 1 {
+			l, err := r.u32()
+			if err != nil {
+				break
+			}
+			w.branch(l)
+		}
+		w.work = 0
+	case 0x00, 0x0f: // unreachable, return
+		w.work = 0
+	case 0xfc:
+		if sub, _ := r.u32(); bulkOp(sub) {
+			w.bulk++
+			if w.place {
+				w.checks = append(w.checks, insertion{at: at, bulk: true})
+			}
 		}
 	}
 }
+
+// bulkOp reports whether the 0xfc instruction sub is a bulk one, whose
+// work grows with its length.
+func bulkOp(sub uint32) bool {
+	switch sub {
+	case 8, 10, 11, 12, 14, 17: // memory.init, memory.copy, memory.fill, table.init, table.copy, table.fill
+		return true
+	}
+	return false
+}
+
+// checkAt places a check before the instruction at at.
+func (w *bodyWalk) checkAt(at int) {
+	if w.place {
+		w.checks = append(w.checks, insertion{at: at})
+	}
+	w.work = 0
+}
+
+// branch notes that the path so far reaches the end of the block label
+// names (a loop's branch goes to its header, which has a check).
+func (w *bodyWalk) branch(label uint32) {
+	if int64(label) < int64(len(w.open)) {
+		f := &w.open[len(w.open)-1-int(label)]
+		if f.op != 0x03 {
+			f.ended = max(f.ended, w.work)
+		}
+	}
+}
+
+// accessCost is the cost of each instruction that is not a call: a
+// memory access (loads, stores, and every SIMD instruction, some of which
+// access memory) costs costAccess, others 1.
+var accessCost = func() (t [256]int) {
+	for op := range t {
+		t[op] = 1
+	}
+	for op := 0x28; op <= 0x3e; op++ {
+		t[op] = costAccess
+	}
+	t[0xfd], t[0xfc] = costAccess, costAccess
+	return t
+}()
 
 // checkBodies returns the code section with the checks of g in every
 // body.
 func checkBodies(m *Module, code []byte, g stopGlobals) ([]byte, error) {
-	var checks []bodyChecks
-	bodies, err := walkBodies(m, code, func(i int, _ []byte, op byte, at int) {
-		if i == len(checks) {
-			checks = append(checks, bodyChecks{first: at})
+	imported := len(m.funcTypes) - m.Shape.Functions
+	// The first walk finds the leaves: bodies without calls, loops or
+	// bulk instructions, whose every path does at most a segment's work.
+	// A leaf gets no check; a call of one costs its work.
+	var walks []*bodyWalk
+	cost := func(op byte, _ int) int { return accessCost[op] }
+	bodies, err := walkBodies(m, code, func(i int, body []byte, op byte, at int) {
+		if i == len(walks) {
+			walks = append(walks, &bodyWalk{body: body, first: at, cost: cost})
 		}
-		checks[i].visit(op, at)
+		walks[i].visit(op, at)
 	})
 	if err != nil {
 		return nil, err
 	}
+	leaf := make([]int, len(bodies)) // a leaf's work, or -1
+	maxLeaf := 0
+	for i, w := range walks {
+		leaf[i] = -1
+		if w.calls == 0 && w.loops == 0 && w.bulk == 0 && w.max <= segment {
+			leaf[i] = w.max
+			maxLeaf = max(maxLeaf, w.max)
+		}
+	}
+	callCost := func(body []byte) func(op byte, at int) int {
+		return func(op byte, at int) int {
+			switch op {
+			case 0x10:
+				r := &reader{b: body, off: at + 1}
+				f, err := r.u32()
+				if err == nil && int64(f) >= int64(imported) && int64(f)-int64(imported) < int64(len(leaf)) && leaf[int(f)-imported] >= 0 {
+					return costCall + leaf[int(f)-imported]
+				}
+				return costCall
+			case 0x11:
+				return costCall + maxLeaf
+			}
+			return accessCost[op]
+		}
+	}
+
 	out := binary.AppendUvarint(make([]byte, 0, len(code)+len(code)/4), uint64(len(bodies)))
 	var checked []byte
 	for i, body := range bodies {
-		c := &checks[i]
-		checked = checked[:0]
-		last := 0
-		check := g.check
-		entry := c.entry != throughLoop && (c.calls > 0 || len(body) > leafBody)
-		if len(c.loops) >= maxInlineChecks {
-			check = g.tickCall
-		}
-		if entry {
-			checked = append(checked, body[:c.first]...)
-			checked = append(checked, check(weight(len(body), c.calls))...)
-			last = c.first
-		}
-		for _, l := range c.loops {
-			checked = append(checked, body[last:l.at]...)
-			checked = append(checked, check(weight(l.end-l.start, l.callsThen-l.callsAt))...)
-			last = l.at
-		}
-		if last == 0 {
+		if leaf[i] >= 0 {
 			out = appendSized(out, body)
 			continue
+		}
+		first := walks[i].first
+		w := &bodyWalk{body: body, first: first, place: true, cost: callCost(body)}
+		if walks[i].entry != throughLoop {
+			w.checks = append(w.checks, insertion{at: first})
+		}
+		// The walk again, now placing checks; it read the body before.
+		p := &parser{m: m, visit: func(_ []byte, op byte, at int) { w.visit(op, at) }}
+		if err := p.body(&reader{b: body}, m.funcTypes[imported+i]); err != nil {
+			return nil, fmt.Errorf("function %d: %w", i, err)
+		}
+		check := g.check
+		if len(w.checks) >= maxInlineChecks {
+			check = g.tickCall
+		}
+		checked = checked[:0]
+		local := -1
+		if w.bulk > 0 {
+			var err error
+			if checked, local, err = withLocal(checked, body[:first], m.params[m.funcTypes[imported+i]]); err != nil {
+				return nil, fmt.Errorf("function %d: %w", i, err)
+			}
+		} else {
+			checked = append(checked, body[:first]...)
+		}
+		last := first
+		for _, c := range w.checks {
+			checked = append(checked, body[last:c.at]...)
+			if c.bulk {
+				checked = append(checked, g.bulkCheck(uint64(local))...)
+			} else {
+				checked = append(checked, check(1)...)
+			}
+			last = c.at
 		}
 		out = appendSized(out, append(checked, body[last:]...))
 	}
 	return out, nil
+}
+
+// withLocal appends to b the local declarations decls with one i32 more,
+// and returns that local's index, given the function's params.
+func withLocal(b, decls []byte, params int) ([]byte, int, error) {
+	r := &reader{b: decls}
+	n, err := r.u32()
+	if err != nil {
+		return nil, 0, err
+	}
+	entries := r.off
+	total := uint64(params)
+	for range n {
+		c, err := r.u32()
+		if err != nil {
+			return nil, 0, err
+		}
+		total += uint64(c)
+		if _, err := r.byte(); err != nil {
+			return nil, 0, err
+		}
+	}
+	if total >= 1<<31 {
+		return nil, 0, errors.New("too many locals for one more")
+	}
+	b = binary.AppendUvarint(b, uint64(n)+1)
+	b = append(b, decls[entries:]...)
+	return append(b, 0x01, byte(I32)), int(total), nil
+}
+
+// bulkCheck is the check before a bulk instruction, whose length is on
+// the stack, of a check per 2^bulkShift of it, with local a spare i32:
+//
+//	local.tee local; local.get local; i32.const bulkShift; i32.shr_u
+//	call tick
+func (g stopGlobals) bulkCheck(local uint64) []byte {
+	c := binary.AppendUvarint([]byte{0x22}, local)
+	c = binary.AppendUvarint(append(c, 0x20), local)
+	c = append(c, 0x41, bulkShift, 0x76, 0x10)
+	return binary.AppendUvarint(c, g.tick)
 }
 
 // walkBodies returns the bodies of the code section, without their

@@ -14,19 +14,22 @@ import (
 	"github.com/wasmcp/wasmcp/internal/wattest"
 )
 
-// stopModule has a body of each kind StopChecks tells apart: a short
-// leaf, a long one, one that calls directly (recursively, so that a call
-// runs through the countdown many times), one that calls indirectly, one
-// that enters a loop before anything else, one that may branch past its
-// loop, and one that loops for as long as it is asked to.
+// stopModule has a body of each kind StopChecks tells apart: a leaf, a
+// body without calls whose path does more than a segment's work, one that
+// calls directly (recursively, so that a call runs through the countdown
+// many times), one that calls indirectly, one that enters a loop before
+// anything else, one that may branch past its loop, one that loops for as
+// long as it is asked to, one with a bulk instruction, and one whose
+// paths join after an if and else.
 func stopModule(t *testing.T) []byte {
 	return wattest.Text(t, `(module
   (type $un (func (param i32) (result i32)))
+  (memory 1)
   (table 1 funcref)
   (elem (i32.const 0) $fib)
   (global $g (mut i32) (i32.const 5))
   (func $leaf (param i32) (result i32) (i32.add (local.get 0) (global.get $g)))
-  (func $long (param i32) (result i32) `+strings.Repeat("nop ", leafBody)+` (local.get 0))
+  (func $long (param i32) (result i32) `+strings.Repeat("(drop (i32.load (i32.const 0))) ", 65)+` (local.get 0))
   (func $fib (export "fib") (param $n i32) (result i32)
     (if (result i32) (i32.lt_u (local.get $n) (i32.const 2))
       (then (call $long (local.get $n)))
@@ -48,7 +51,16 @@ func stopModule(t *testing.T) []byte {
         (local.set $s (i32.add (local.get $s) (local.get $n)))
         (local.set $n (i32.sub (local.get $n) (i32.const 1)))
         (br $next)))
-    (local.get $s)))`)
+    (local.get $s))
+  (func $fillsum (export "fillsum") (param $n i32) (result i32) (local $x i32)
+    (memory.fill (i32.const 0) (i32.const 7) (local.get $n))
+    (local.set $x (i32.load8_u (i32.const 5)))
+    (i32.add (local.get $x) (local.get $n)))
+  (func $joins (param i32) (result i32)
+    (if (local.get 0)
+      (then `+strings.Repeat("(drop (i32.load (i32.const 0))) ", 40)+`)
+      (else `+strings.Repeat("(drop (i32.load (i32.const 4))) ", 40)+`))
+    `+strings.Repeat("(drop (i32.load (i32.const 8))) ", 40)+` (local.get 0)))`)
 }
 
 // Every loop, and every body that calls or is longer than leafBody but
@@ -65,23 +77,23 @@ func TestStopChecksGoWhereCodeCanRunLong(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the rewritten module does not parse: %v", err)
 	}
-	if m.Shape.Globals != 3 || m.Shape.Functions != 9 || !m.HasExport(StopExport, KindGlobal) {
-		t.Errorf("the rewritten module has %d globals, %d functions, the stop export %v; want 3, 9, true",
+	if m.Shape.Globals != 3 || m.Shape.Functions != 11 || !m.HasExport(StopExport, KindGlobal) {
+		t.Errorf("the rewritten module has %d globals, %d functions, the stop export %v; want 3, 11, true",
 			m.Shape.Globals, m.Shape.Functions, m.HasExport(StopExport, KindGlobal))
 	}
-	g := stopGlobals{countdown: 1, stop: 2, point: 7, tick: 8}
+	g := stopGlobals{countdown: 1, stop: 2, point: 9, tick: 10}
 	before, after := bodiesOf(t, orig), bodiesOf(t, checked)
-	if want := g.pointBody(); !bytes.Equal(after[7], want) {
-		t.Errorf("the stop point is % x; want % x", after[7], want)
+	if want := g.pointBody(); !bytes.Equal(after[9], want) {
+		t.Errorf("the stop point is % x; want % x", after[9], want)
 	}
-	if want := g.tickBody(); !bytes.Equal(after[8], want) {
-		t.Errorf("tick is % x; want % x", after[8], want)
+	if want := g.tickBody(); !bytes.Equal(after[10], want) {
+		t.Errorf("tick is % x; want % x", after[10], want)
 	}
 	call := binary.AppendUvarint([]byte{0x10}, g.point)
 	for i, want := range []struct {
 		name   string
 		checks int
-	}{{"leaf", 0}, {"long", 1}, {"fib", 1}, {"viaTable", 1}, {"looped", 1}, {"skips", 2}, {"sum", 1}} {
+	}{{"leaf", 0}, {"long", 2}, {"fib", 1}, {"viaTable", 1}, {"looped", 1}, {"skips", 2}, {"sum", 1}, {"fillsum", 1}, {"joins", 2}} {
 		b, a := before[i], after[i]
 		if got := bytes.Count(a, call); got != want.checks {
 			t.Errorf("%s: %d checks in % x; want %d", want.name, got, a, want.checks)
@@ -94,21 +106,10 @@ func TestStopChecksGoWhereCodeCanRunLong(t *testing.T) {
 	if check := g.check(1); !bytes.HasPrefix(after[2][1:], check) {
 		t.Errorf("fib begins % x; want the check % x", after[2], check)
 	}
-}
-
-// A weight grows with the code's length and its calls: a body of 100
-// calls weighs 1 + (its bytes + 100*leafBody)/weightUnit, since each call
-// may run a leaf.
-func TestStopCheckWeighsCalls(t *testing.T) {
-	src := `(module (func $f (export "f") ` + strings.Repeat("call $f ", 100) + `))`
-	checked, err := StopChecks(wattest.Text(t, src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The body: no locals, 100 calls of two bytes, end.
-	want := stopGlobals{countdown: 0, stop: 1, point: 1, tick: 2}.check(1 + (1+100*2+1+100*leafBody)/weightUnit)
-	if !bytes.Contains(checked, want) {
-		t.Errorf("the rewritten module % x holds no check % x", checked, want)
+	// fillsum's one local declaration (one i32) gains another, the bulk
+	// check's, which is local 2 after the parameter and $x.
+	if !bytes.HasPrefix(after[7], []byte{0x02, 0x01, 0x7f, 0x01, 0x7f}) || !bytes.Contains(after[7], g.bulkCheck(2)) {
+		t.Errorf("fillsum is % x; want a second i32 local, and the bulk check % x", after[7], g.bulkCheck(2))
 	}
 }
 
@@ -153,7 +154,7 @@ func TestStopChecksLeaveWhatACallComputes(t *testing.T) {
 		for _, call := range []struct {
 			export string
 			arg    uint64
-		}{{"fib", 25}, {"viaTable", 20}, {"sum", 1_000_000}} {
+		}{{"fib", 25}, {"viaTable", 20}, {"sum", 1_000_000}, {"fillsum", 4096}} {
 			got, err := mod.ExportedFunction(call.export).Call(ctx, call.arg)
 			if err != nil {
 				t.Fatalf("%s(%d) %s the rewrite: %v", call.export, call.arg, name, err)
@@ -161,8 +162,8 @@ func TestStopChecksLeaveWhatACallComputes(t *testing.T) {
 			results[name] = append(results[name], got...)
 		}
 	}
-	if want := []uint64{75025, 6770, 1784293664}; !slices.Equal(results["before"], want) || !slices.Equal(results["after"], want) {
-		t.Errorf("fib(25), viaTable(20), sum(10^6) = %v before the rewrite, %v after; want %v", results["before"], results["after"], want)
+	if want := []uint64{75025, 6770, 1784293664, 4103}; !slices.Equal(results["before"], want) || !slices.Equal(results["after"], want) {
+		t.Errorf("fib(25), viaTable(20), sum(10^6), fillsum(4096) = %v before the rewrite, %v after; want %v", results["before"], results["after"], want)
 	}
 }
 
@@ -190,6 +191,8 @@ func TestClearingTheStopGlobalStopsARun(t *testing.T) {
   (func $init (global.set $started (i32.const 1)))
   (start $init)
   (func (export "spin") (loop (br 0)))
+  (memory 256)
+  (func (export "fill") (loop (memory.fill (i32.const 0) (i32.const 1) (i32.const 0x1000000)) (br 0)))
   (func (export "spinMany") `+strings.Repeat("(loop (br_if 0 (i32.const 0))) ", maxInlineChecks)+` (loop (br 0)))
   (func (export "fan") (call $fan (i64.const 62))))`)
 	checked, err := StopChecks(orig)
@@ -200,14 +203,14 @@ func TestClearingTheStopGlobalStopsARun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(m.Memories) != 0 || !m.HasExport(StartExport, KindFunc) || hasSection(mustSplit(t, checked), sectionStart) {
-		t.Fatalf("memories %d, start export %v, start section %v; want none, the export and no section",
-			len(m.Memories), m.HasExport(StartExport, KindFunc), hasSection(mustSplit(t, checked), sectionStart))
+	if !m.HasExport(StartExport, KindFunc) || hasSection(mustSplit(t, checked), sectionStart) {
+		t.Fatalf("start export %v, start section %v; want the export and no section",
+			m.HasExport(StartExport, KindFunc), hasSection(mustSplit(t, checked), sectionStart))
 	}
 	ctx := context.Background()
 	rt := wazero.NewRuntime(ctx)
 	defer rt.Close(ctx)
-	for _, export := range []string{"spin", "spinMany", "fan"} {
+	for _, export := range []string{"spin", "spinMany", "fan", "fill"} {
 		mod := instantiate(t, rt, export, checked)
 		if mod.ExportedGlobal("started").Get() != 0 {
 			t.Fatal("the start function ran inside instantiation")
