@@ -61,6 +61,7 @@ func TestHostileModulesFailWithTheirCause(t *testing.T) {
 		{"startloop", TimeLimit, "300ms time limit"},
 		{"fanout", TimeLimit, "300ms time limit"},
 		{"bulkfill", TimeLimit, "300ms time limit"},
+		{"unwind", TimeLimit, "300ms time limit"},
 		{"grow", MemoryLimit, "limit is 16 MiB"},
 		{"hugemem", MemoryLimit, "needs 3750 MiB"},
 		{"recurse", StackOverflow, "call stack"},

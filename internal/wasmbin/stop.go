@@ -36,8 +36,9 @@ const PointExport = "wasmcp.point"
 // tick is a check as a function. A check takes one from the countdown
 // and calls the stop point once it is below zero. Checks go at every loop
 // header, at the start of every body but a leaf's or one that enters a
-// loop first, and wherever a path's work since the last check would pass
-// segment cost units (see bodyWalk): so one check stands for at most a
+// loop first, before a body's exits once a path's work since the last
+// check passes exitWork, and wherever it would pass segment cost units
+// (see bodyWalk): so one check stands for at most a
 // segment's work, a leaf's (a body without calls, loops or bulk
 // instructions, of at most a segment) counted at its callers. A bulk
 // instruction (memory.fill, say) takes one per KiB of its length, read
@@ -165,6 +166,14 @@ const (
 	// call of a leaf adds the leaf's own.
 	costAccess = 64
 	costCall   = 16
+	// exitWork bounds the work a body does on any path after its last
+	// check before it returns, and so what a call of a body that is not
+	// a leaf costs its caller (nonLeafCall), with the work before the
+	// body's first check, a loop entered within maxPrologue bytes. Were
+	// it not bounded, a recursion would unwind through every frame's
+	// unchecked tail, a depth of frames times a segment each.
+	exitWork    = 256
+	nonLeafCall = exitWork + maxPrologue
 	// bulkShift turns the length of a bulk instruction (memory.fill,
 	// memory.copy, memory.init, table.fill, table.copy, table.init), in
 	// bytes or elements, into the checks it stands for: one per KiB.
@@ -309,7 +318,7 @@ func (w *bodyWalk) visit(op byte, at int) {
 		w.checkAt(at)
 	}
 	c := w.cost(op, at)
-	if w.place && w.work+c > segment {
+	if w.place && (w.work+c > segment || w.work > exitWork && w.exits(op, at)) {
 		w.checkAt(at)
 	}
 	w.work += c
@@ -368,6 +377,31 @@ func (w *bodyWalk) visit(op byte, at int) {
 			}
 		}
 	}
+}
+
+// exits reports whether the instruction op at at may leave the body:
+// return, the body's own end, or a branch to the body's label.
+func (w *bodyWalk) exits(op byte, at int) bool {
+	depth := uint32(len(w.open))
+	r := &reader{b: w.body, off: at + 1}
+	switch op {
+	case 0x0f:
+		return true
+	case 0x0b:
+		return depth == 0
+	case 0x0c, 0x0d:
+		l, err := r.u32()
+		return err == nil && l == depth
+	case 0x0e:
+		n, err := r.u32()
+		for i := uint64(0); err == nil && i <= uint64(n); i++ {
+			var l uint32
+			if l, err = r.u32(); err == nil && l == depth {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // bulkOp reports whether the 0xfc instruction sub is a bulk one, whose
@@ -449,9 +483,12 @@ func checkBodies(m *Module, code []byte, g stopGlobals) ([]byte, error) {
 				if err == nil && int64(f) >= int64(imported) && int64(f)-int64(imported) < int64(len(leaf)) && leaf[int(f)-imported] >= 0 {
 					return costCall + leaf[int(f)-imported]
 				}
-				return costCall
+				if err == nil && int64(f) < int64(imported) {
+					return costCall // the host's, in Go
+				}
+				return costCall + nonLeafCall
 			case 0x11:
-				return costCall + maxLeaf
+				return costCall + max(maxLeaf, nonLeafCall)
 			}
 			return accessCost[op]
 		}

@@ -63,9 +63,10 @@ func stopModule(t *testing.T) []byte {
     `+strings.Repeat("(drop (i32.load (i32.const 8))) ", 40)+` (local.get 0)))`)
 }
 
-// Every loop, and every body that calls or is longer than leafBody but
-// does not enter a loop first, gets a check; a short leaf is left as it
-// was. The module gains the countdown and the stop global after its own
+// Every loop, and every body but a leaf that does not enter a loop
+// first, gets a check, and so does every path that would pass a segment's
+// work, or leave its body with more than exitWork since its last check
+// (fib's after its two calls); a leaf is left as it was. The module gains the countdown and the stop global after its own
 // global, the stop point after its own functions, and the stop export.
 func TestStopChecksGoWhereCodeCanRunLong(t *testing.T) {
 	orig := stopModule(t)
@@ -93,7 +94,7 @@ func TestStopChecksGoWhereCodeCanRunLong(t *testing.T) {
 	for i, want := range []struct {
 		name   string
 		checks int
-	}{{"leaf", 0}, {"long", 2}, {"fib", 1}, {"viaTable", 1}, {"looped", 1}, {"skips", 2}, {"sum", 1}, {"fillsum", 1}, {"joins", 2}} {
+	}{{"leaf", 0}, {"long", 2}, {"fib", 2}, {"viaTable", 2}, {"looped", 1}, {"skips", 2}, {"sum", 1}, {"fillsum", 1}, {"joins", 3}} {
 		b, a := before[i], after[i]
 		if got := bytes.Count(a, call); got != want.checks {
 			t.Errorf("%s: %d checks in % x; want %d", want.name, got, a, want.checks)
