@@ -273,8 +273,8 @@ type frame struct {
 	entered, ended int
 }
 
-// insertion is where a check goes in a body: kind 0 is a check, kind 1
-// a bulk instruction's check of its length.
+// insertion is where a check goes in a body, before the instruction at
+// at: a check, or a bulk instruction's check of its length.
 type insertion struct {
 	at   int
 	bulk bool
