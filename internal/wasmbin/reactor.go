@@ -107,13 +107,7 @@ func ExportState(b []byte) (*Reactor, error) {
 	for _, sec := range sections {
 		switch sec.id {
 		case sectionGlobal:
-			imported := 0
-			for _, imp := range parsed.Imports {
-				if imp.Kind == KindGlobal {
-					imported++
-				}
-			}
-			globals, unsafe, err := mutableGlobals(sec.body, imported)
+			globals, unsafe, err := mutableGlobals(sec.body, parsed.importedGlobals())
 			if err != nil {
 				return nil, fmt.Errorf("global section: %w", err)
 			}

@@ -69,14 +69,8 @@ func StopChecks(b []byte) ([]byte, error) {
 			start = s.body
 		}
 	}
-	g := stopGlobals{countdown: uint64(m.Shape.Globals), point: uint64(len(m.funcTypes))}
-	g.tick = g.point + 1
-	for _, imp := range m.Imports {
-		if imp.Kind == KindGlobal {
-			g.countdown++
-		}
-	}
-	g.stop = g.countdown + 1
+	g := stopGlobals{countdown: uint64(m.importedGlobals() + m.Shape.Globals), point: uint64(len(m.funcTypes))}
+	g.stop, g.tick = g.countdown+1, g.point+1
 	if err := namesOnlyItsOwn(m, start, g); err != nil {
 		return nil, err
 	}
@@ -193,24 +187,14 @@ type stopGlobals struct {
 // no block and costs a call.
 const maxInlineChecks = 64
 
-// tickBody is tick's body, a check of the weight its parameter gives:
-//
-//	global.get countdown; local.get 0; i32.sub; global.set countdown
-//	global.get countdown; i32.const 0; i32.lt_s
-//	if; call point; end
-//	end
+// tickBody is tick's body, a check by the weight its parameter gives.
 func (g stopGlobals) tickBody() []byte {
-	c := g.check(0)
-	get := binary.AppendUvarint([]byte{0x23}, g.countdown)
-	// The check with its i32.const 0 (two bytes) made a local.get 0.
-	b := append(append([]byte{0x00}, get...), 0x20, 0x00)
-	return append(append(b, c[len(get)+2:]...), 0x0b)
+	return append(append([]byte{0x00}, g.countdownBy(0x20, 0x00)...), 0x0b) // local.get 0
 }
 
-// tickCall is the check of weight w as a call of tick.
-func (g stopGlobals) tickCall(w uint64) []byte {
-	c := appendSleb([]byte{0x41}, int64(min(w, entryBudget)))
-	return binary.AppendUvarint(append(c, 0x10), g.tick)
+// tickCall is a check as a call of tick.
+func (g stopGlobals) tickCall() []byte {
+	return binary.AppendUvarint([]byte{0x41, 0x01, 0x10}, g.tick)
 }
 
 // pointBody is the stop point's body:
@@ -227,15 +211,19 @@ func (g stopGlobals) pointBody() []byte {
 	return append(b, 0x6e, 0x1a, 0x0b)
 }
 
-// check is the check of weight w:
+// check is a check inline.
+func (g stopGlobals) check() []byte { return g.countdownBy(0x41, 0x01) } // i32.const 1
+
+// countdownBy takes the value that weight pushes from the countdown and
+// calls the stop point once it is below zero:
 //
-//	global.get countdown; i32.const w; i32.sub; global.set countdown
+//	global.get countdown; weight; i32.sub; global.set countdown
 //	global.get countdown; i32.const 0; i32.lt_s
 //	if; call point; end
-func (g stopGlobals) check(w uint64) []byte {
+func (g stopGlobals) countdownBy(weight ...byte) []byte {
 	get := binary.AppendUvarint([]byte{0x23}, g.countdown)
-	c := appendSleb(append(get, 0x41), int64(min(w, entryBudget)))
-	c = binary.AppendUvarint(append(c, 0x6b, 0x24), g.countdown)
+	c := append(append(get, weight...), 0x6b, 0x24)
+	c = binary.AppendUvarint(c, g.countdown)
 	c = append(c, get...)
 	c = binary.AppendUvarint(append(c, 0x41, 0x00, 0x48, 0x04, 0x40, 0x10), g.point)
 	return append(c, 0x0b)
@@ -531,7 +519,7 @@ func checkBodies(m *Module, code []byte, g stopGlobals) ([]byte, error) {
 			if c.bulk {
 				checked = append(checked, g.bulkCheck(uint64(local))...)
 			} else {
-				checked = append(checked, check(1)...)
+				checked = append(checked, check()...)
 			}
 			last = c.at
 		}

@@ -104,7 +104,7 @@ func TestStopChecksGoWhereCodeCanRunLong(t *testing.T) {
 		}
 	}
 	// fib declares no locals: its check is its first instruction.
-	if check := g.check(1); !bytes.HasPrefix(after[2][1:], check) {
+	if check := g.check(); !bytes.HasPrefix(after[2][1:], check) {
 		t.Errorf("fib begins % x; want the check % x", after[2], check)
 	}
 	// fillsum's one local declaration (one i32) gains another, the bulk
@@ -121,11 +121,7 @@ func bodiesOf(t *testing.T, b []byte) [][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sections, err := splitSections(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range sections {
+	for _, s := range mustSplit(t, b) {
 		if s.id == sectionCode {
 			bodies, err := walkBodies(m, s.body, nil)
 			if err != nil {

@@ -265,6 +265,18 @@ func (m *Module) CustomNamed(name string) [][]byte {
 	return out
 }
 
+// importedGlobals counts the globals the module imports, which come first
+// in its index space of globals.
+func (m *Module) importedGlobals() int {
+	n := 0
+	for _, imp := range m.Imports {
+		if imp.Kind == KindGlobal {
+			n++
+		}
+	}
+	return n
+}
+
 // HasExport reports whether the module exports name with the given kind.
 func (m *Module) HasExport(name string, kind byte) bool {
 	for _, e := range m.Exports {
