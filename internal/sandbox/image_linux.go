@@ -37,7 +37,11 @@ import (
 // wrote is copied again from the image, and what it reached past the
 // image is dropped. A recycled mapping has the image's pages it already
 // touched in place, so its next instance neither maps them again nor
-// faults on them, and no mapping is made or unmapped for a call.
+// faults on them, and no mapping is made or unmapped for a call. The
+// setting back is done as the next instance is made, not as the last
+// one ends: an instance ends between its guest's return and its call's
+// answer, and the next is mostly made ahead of its call (package
+// prewarm), so the work is in neither call's latency.
 type memImage struct {
 	f    *os.File
 	size int
@@ -49,16 +53,23 @@ type memImage struct {
 	learned int      // instances learned from
 	written []uint64 // a bit per page: written by some instance learned from
 	hot     [][2]int // written as runs of pages: [first, end)
-	free    [][]byte // mappings set back and ready for an instance
+	kept    []left   // mappings instances left, to be set back for another
 	// setting counts the mappings being set back from pristine; once
 	// closed, the last of them unmaps it.
 	setting int
 	closed  bool
 }
 
-// maxFree is how many set-back mappings an image keeps: an instance
-// running and one prepared for the next call need two.
-const maxFree = 2
+// left is a mapping an instance left, which used its first used bytes at
+// most.
+type left struct {
+	b    []byte
+	used uint64
+}
+
+// maxKept is how many mappings an image keeps: an instance running and
+// one prepared for the next call need two.
+const maxKept = 2
 
 // learnFrom is how many instances' writes an image learns its hot pages
 // from: enough to cover a tool's calls that take other paths, few enough
@@ -138,15 +149,9 @@ var osPage = os.Getpagesize()
 // known to write copied already; release frees it.
 func (im *memImage) mapping(limit uint64) ([]byte, error) {
 	length := max(uintptr(limit), uintptr(im.size))
-	im.mu.Lock()
-	for i, b := range im.free {
-		if uintptr(len(b)) == length {
-			im.free = slices.Delete(im.free, i, i+1)
-			im.mu.Unlock()
-			return b, nil
-		}
+	if b := im.recycled(length); b != nil {
+		return b, nil
 	}
-	im.mu.Unlock()
 	// Address space for the whole limit, committed only as it is touched
 	// (MAP_NORESERVE), then the image over its start.
 	base, err := unix.MmapPtr(-1, 0, nil, length, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
@@ -173,13 +178,19 @@ func (im *memImage) mapping(limit uint64) ([]byte, error) {
 // release takes back a mapping made by mapping, of which its instance
 // used the first used bytes at most (its memory's largest size): it
 // learns from it while the image is still learning, and otherwise keeps
-// it for a later instance once setBack has made it what a new mapping
-// would be, or frees it.
+// it, as it is, for recycled to set back for a later instance, or frees
+// it.
 func (im *memImage) release(b []byte, used uint64) {
 	if cap(b) == 0 {
 		return
 	}
 	b = b[:cap(b)]
+	// What the instance reached past the image is dropped now if there is
+	// much of it, so that a kept mapping holds little more than the image.
+	keep := true
+	if used > uint64(im.size)+maxHotBytes {
+		keep, used = dropTail(b, uint64(im.size), used), uint64(im.size)
+	}
 	im.mu.Lock()
 	learning := im.learned < learnFrom
 	if learning {
@@ -188,29 +199,53 @@ func (im *memImage) release(b []byte, used uint64) {
 			im.learned = learnFrom // no pagemap here: nothing to learn
 		}
 	}
-	keep := !learning && len(im.free) < maxFree && !im.closed && im.pristine != nil
+	keep = keep && !learning && len(im.kept) < maxKept && !im.closed && im.pristine != nil
 	if keep {
-		im.setting++
+		im.kept = append(im.kept, left{b, used})
 	}
 	im.mu.Unlock()
-	if keep {
-		set := im.setBack(b, used)
-		im.mu.Lock()
-		im.setting--
-		if set && !im.closed && len(im.free) < maxFree {
-			im.free = append(im.free, b)
-			b = nil
-		}
-		last := im.closed && im.setting == 0
-		im.mu.Unlock()
-		if last {
-			im.unmapPristine()
-		}
-	}
-	if b != nil {
-		_ = unix.MunmapPtr(unsafe.Pointer(unsafe.SliceData(b)), uintptr(cap(b)))
+	if !keep {
+		unmap(b)
 	}
 }
+
+// dropTail drops b's pages from offset from up to used, rounded up to a
+// page, which then read as zeroes.
+func dropTail(b []byte, from, used uint64) bool {
+	end := min((used+uint64(osPage)-1)/uint64(osPage)*uint64(osPage), uint64(len(b)))
+	return end <= from || unix.Madvise(b[from:end], unix.MADV_DONTNEED) == nil
+}
+
+// recycled returns a mapping of length bytes that an instance left, set
+// back to what a new mapping would be, or nil if there is none. A mapping
+// that cannot be set back is freed.
+func (im *memImage) recycled(length uintptr) []byte {
+	im.mu.Lock()
+	i := slices.IndexFunc(im.kept, func(l left) bool { return uintptr(len(l.b)) == length })
+	if i < 0 {
+		im.mu.Unlock()
+		return nil
+	}
+	l := im.kept[i]
+	im.kept = slices.Delete(im.kept, i, i+1)
+	im.setting++
+	im.mu.Unlock()
+	set := im.setBack(l.b, l.used)
+	im.mu.Lock()
+	im.setting--
+	last := im.closed && im.setting == 0
+	im.mu.Unlock()
+	if last {
+		im.unmapPristine()
+	}
+	if !set {
+		unmap(l.b)
+		return nil
+	}
+	return l.b
+}
+
+func unmap(b []byte) { _ = unix.MunmapPtr(unsafe.Pointer(unsafe.SliceData(b)), uintptr(cap(b))) }
 
 // setBack makes mapping b, which an instance used up to used bytes, what
 // mapping would return: each page of the image that the instance wrote
@@ -250,13 +285,7 @@ func (im *memImage) setBack(b []byte, used uint64) bool {
 		from, to := r[0]*osPage, min(r[1]*osPage, im.size)
 		copy(b[from:to], im.pristine[from:to])
 	}
-	if tail := uint64(im.size); used > tail {
-		end := min((used+uint64(osPage)-1)/uint64(osPage)*uint64(osPage), uint64(len(b)))
-		if unix.Madvise(b[tail:end], unix.MADV_DONTNEED) != nil {
-			return false
-		}
-	}
-	return true
+	return used <= uint64(im.size) || dropTail(b, uint64(im.size), used)
 }
 
 // readPagemap reads the pagemap entries of b's first len(entries)/8
@@ -346,14 +375,14 @@ func (im *memImage) learn(b []byte) error {
 func (im *memImage) close() error {
 	im.mu.Lock()
 	im.closed = true
-	free := im.free
-	im.free = nil
-	unmap := im.setting == 0
+	kept := im.kept
+	im.kept = nil
+	last := im.setting == 0
 	im.mu.Unlock()
-	for _, b := range free {
-		_ = unix.MunmapPtr(unsafe.Pointer(unsafe.SliceData(b)), uintptr(len(b)))
+	for _, l := range kept {
+		unmap(l.b)
 	}
-	if unmap {
+	if last {
 		im.unmapPristine()
 	}
 	return im.f.Close()

@@ -134,7 +134,9 @@ func TestImagesKeepOnlyPagesThatHoldSomething(t *testing.T) {
 
 // A mapping an instance leaves goes to a later instance as a new mapping
 // would be: the image's pages it wrote set back, what it wrote past the
-// image zero again. One that wrote more than maxHotBytes is not kept.
+// image zero again. It is kept as it was left until then, but for what
+// lies far past the image, dropped at once. One that wrote more than
+// maxHotBytes of the image is not given again.
 func TestImagesRecycleMappingsSetBack(t *testing.T) {
 	const pages, limit = 16, 40 * 4096
 	data := make([]byte, pages*osPage)
@@ -194,8 +196,32 @@ func TestImagesRecycleMappingsSetBack(t *testing.T) {
 		b[i] = 1
 	}
 	big.release(b, uint64(len(b)))
-	if len(big.free) != 0 {
-		t.Error("a mapping whose instance wrote more than maxHotBytes of the image was kept")
+	if big.recycled(uintptr(len(b))) != nil || len(big.kept) != 0 {
+		t.Error("a mapping whose instance wrote more than maxHotBytes of the image was given again")
+	}
+
+	// An instance that grew far past the image leaves a mapping that no
+	// longer holds what it wrote there.
+	const far = maxHotBytes + 8*4096
+	im2, err := newMemImage(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer im2.close()
+	im2.learned = learnFrom
+	b, err = im2.mapping(uint64(len(data) + far))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := len(data); i < len(b); i += osPage {
+		b[i] = 9
+	}
+	im2.release(b, uint64(len(b)))
+	if len(im2.kept) != 1 {
+		t.Fatalf("the mapping was not kept (%d kept)", len(im2.kept))
+	}
+	if held := im2.kept[0].b[len(data):]; !bytes.Equal(held, make([]byte, len(held))) {
+		t.Error("a kept mapping still holds what its instance wrote far past the image")
 	}
 }
 
