@@ -245,6 +245,8 @@ func (im *memImage) recycled(length uintptr) []byte {
 	return l.b
 }
 
+// unmap frees a mapping made by mapping, all of its capacity, which a
+// slice of it may not show.
 func unmap(b []byte) { _ = unix.MunmapPtr(unsafe.Pointer(unsafe.SliceData(b)), uintptr(cap(b))) }
 
 // setBack makes mapping b, which an instance used up to used bytes, what
